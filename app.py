@@ -1,0 +1,66 @@
+"""cwal web app: the router. ``streamlit run app.py``
+
+Signed out, the only page is the sign-in (or, on a fresh database, the first lead's setup). Signed
+in, annotators see the annotation pages and leads also the lead pages. Hiding a page is only
+convenience: every lead page and lead action checks the role again (``ui.auth``).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import auth, state
+
+st.set_page_config(page_title="cwal", page_icon=":material/label:", layout="wide")
+
+ANNOTATOR_PAGES = [
+    st.Page("pages/annotate.py", title="Annotate", icon=":material/edit:", default=True),
+    st.Page("pages/progress.py", title="My progress", icon=":material/trending_up:"),
+]
+# The lead pages; later issues append theirs (dashboard, error analysis, review, ...) here.
+LEAD_PAGES = [
+    st.Page("pages/dashboard.py", title="Dashboard", icon=":material/monitoring:"),
+    st.Page("pages/error_analysis.py", title="Error analysis", icon=":material/troubleshoot:"),
+    st.Page("pages/review.py", title="Review", icon=":material/rule:"),
+    st.Page("pages/compare_strategies.py", title="Compare strategies", icon=":material/compare:"),
+    st.Page("pages/projects.py", title="Projects", icon=":material/folder:"),
+    st.Page("pages/add_files.py", title="Files & settings", icon=":material/upload_file:"),
+    st.Page("pages/export.py", title="Export", icon=":material/download:"),
+    st.Page("pages/users.py", title="Users", icon=":material/group:"),
+]
+
+
+def sidebar(user) -> None:
+    """Who is signed in, the project to work on, and sign-out."""
+    with st.sidebar:
+        st.caption("Signed in as")
+        st.text(f"{user.name} ({user.role})")
+        projects = state.projects()
+        if projects:
+            current = state.current_project()
+            ids = [p.id for p in projects]
+            names = {p.id: p.name for p in projects}
+            chosen = st.selectbox(
+                "Project",
+                ids,
+                index=ids.index(current.id) if current else 0,
+                format_func=names.__getitem__,
+            )
+            state.choose_project(chosen)
+        if st.button("Sign out", width="stretch"):
+            auth.sign_out()
+            st.rerun()
+
+
+user = auth.current_user()
+if user is None:
+    navigation = st.navigation(
+        [st.Page("pages/login.py", title="Sign in", icon=":material/login:")]
+    )
+else:
+    sidebar(user)
+    sections = {"Annotation": ANNOTATOR_PAGES}
+    if user.role == "lead":
+        sections["Lead"] = LEAD_PAGES
+    navigation = st.navigation(sections)
+navigation.run()

@@ -1,0 +1,256 @@
+"""Accuracy and speed of the learners against python-crfsuite, side by side on the same features.
+
+Tasks: ``np`` (CoNLL-2000 NP-only chunking), ``chunk`` (full CoNLL-2000), ``esp`` and ``ned``
+(CoNLL-2002 NER; train on ``*.train``, test on ``*.testb``). Every learner runs with the dev-tuned
+defaults of ``cwal.learners.defaults`` (the same ones ``python -m cwal train`` uses); the test F1
+after each epoch is reported, never used to choose anything. python-crfsuite (L-BFGS, c1 = c2 =
+0.1) trains on the same feature strings and the same tags. Each runner is a fresh process, so its
+peak memory (ru_maxrss) is its own; feature extraction is timed apart from training, and the
+numba kernels are loaded before the clock starts.
+
+    python bench/accuracy.py [--quick] [--json PATH] [--tasks np chunk esp ned]
+                             [--learners arow cw pa kbest-pa perceptron] [--epochs 10]
+                             [--crf-iterations 100] [--crf-bioes np] [--no-crf]
+                             [--dev] [--set KEY=VALUE ...] [--limit N]
+
+``--quick``: np only, arow and cw, 3 epochs, the first 3,000 training sentences, crfsuite 30
+iterations. ``--dev`` scores on the last 10% of the training file instead of the test file and
+``--set`` overrides learner parameters: that is how the defaults were tuned, e.g.
+``python bench/accuracy.py --dev --tasks chunk --learners arow --no-crf --set encoding=raw``.
+``--crf-bioes`` also trains crfsuite on BIOES tags, the encoding our chunking default uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import bench_parser, emit, format_table, peak_rss_mb, run_worker
+
+from cwal import corpora
+from cwal.features import FeatureIndex, get_template
+from cwal.learners import LEARNERS, make
+from cwal.learners._tags import TagCodec
+from cwal.learners.defaults import recommended
+from cwal.measures import chunk_f1
+
+LEARNER_ORDER = ["arow", "cw", "pa", "kbest-pa", "perceptron"]
+QUICK = {
+    "tasks": ["np"],
+    "learners": ["arow", "cw"],
+    "epochs": 3,
+    "crf_iterations": 50,
+    "limit": 3000,
+}
+
+
+def splits(task: str, dev: bool, data_dir: str | None, limit: int | None) -> tuple[list, list]:
+    """(train, evaluation): the test file, or with ``dev`` the last 10% of the training file;
+    ``limit`` keeps the first sentences of the training part only."""
+    train = corpora.load(task, "train", data_dir)
+    if dev:
+        train, held = corpora.carve_dev(train, 0.1)
+    else:
+        held = corpora.load(task, "test", data_dir)
+    return train[:limit], held
+
+
+def learner_worker(
+    task: str,
+    learner: str,
+    epochs: int,
+    data_dir: str | None,
+    dev: bool,
+    overrides: dict,
+    limit: int | None,
+) -> dict[str, Any]:
+    """Train one learner on one task; F1 on the evaluation split after every epoch."""
+    spec = corpora.get_task(task)
+    train, test = splits(task, dev, data_dir, limit)
+    params = {**recommended(spec.template, learner), **overrides}
+    warm = make(learner, template=spec.template, **params)  # load the compiled kernels
+    warm.fit(train[:20], epochs=1)
+    warm.predict(test[:5])
+    start = time.perf_counter()
+    index = FeatureIndex(spec.template)
+    if params["min_count"] > 1:
+        index.encode_pruned(train, params["min_count"])
+    else:
+        index.encode(train)
+    extract = time.perf_counter() - start
+    del index
+    model = make(learner, template=spec.template, **params)
+    gold = [s.tags for s in test]
+    lengths = [len(s) for s in test]
+    curve: list[dict[str, float]] = []
+    cache: dict[str, Any] = {}
+
+    def after_epoch(epoch: int, total: int, stats: dict[str, Any]) -> None:
+        if "test" not in cache:  # the index is complete once training has begun
+            cache["test"] = model.encode(test)
+        pred = model.tags_of(model.predict_ids(cache["test"]), lengths)
+        curve.append({"f1": chunk_f1(gold, pred).f1, "seconds": stats["seconds"]})
+        print(f"{task} {learner} epoch {epoch}: {curve[-1]}", file=sys.stderr, flush=True)
+
+    fit_start = time.perf_counter()
+    model.fit(train, epochs=epochs, seed=0, progress=after_epoch)
+    return {
+        "task": task, "runner": learner, "params": params,
+        "f1": [c["f1"] for c in curve], "epoch_seconds": [c["seconds"] for c in curve],
+        "extract_seconds": extract, "fit_wall_seconds": time.perf_counter() - fit_start,
+        "features": model.n_features_, "labels": len(model.labels_), "peak_mb": peak_rss_mb(),
+    }  # fmt: skip
+
+
+def crf_worker(
+    task: str, iterations: int, encoding: str, data_dir: str | None, dev: bool, limit: int | None
+) -> dict[str, Any]:
+    """python-crfsuite on the same features and tags (``encoding`` as our learners may use)."""
+    import pycrfsuite
+
+    spec = corpora.get_task(task)
+    train, test = splits(task, dev, data_dir, limit)
+    fn = get_template(spec.template)
+    codec = TagCodec(encoding)
+    start = time.perf_counter()
+    x_train = [fn(s.tokens, s.columns) for s in train]
+    extract = time.perf_counter() - start
+    trainer = pycrfsuite.Trainer(verbose=False)
+    start = time.perf_counter()
+    for x, s in zip(x_train, train, strict=True):
+        trainer.append(x, codec.encode(s.tags))
+    append = time.perf_counter() - start
+    del x_train
+    trainer.set_params({"c1": 0.1, "c2": 0.1, "max_iterations": iterations})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "crf.model")
+        start = time.perf_counter()
+        trainer.train(path)
+        seconds = time.perf_counter() - start
+        tagger = pycrfsuite.Tagger()
+        tagger.open(path)
+        pred = [codec.decode(tagger.tag(fn(s.tokens, s.columns))) for s in test]
+        tagger.close()
+    name = "crfsuite" if encoding == "raw" else f"crfsuite-{encoding}"
+    return {
+        "task": task, "runner": name, "iterations": iterations,
+        "f1": [chunk_f1([s.tags for s in test], pred).f1], "train_seconds": seconds,
+        "extract_seconds": extract, "append_seconds": append, "peak_mb": peak_rss_mb(),
+    }  # fmt: skip
+
+
+def _setting(item: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with a JSON value (number, true/false) or else a plain string."""
+    key, _, value = item.partition("=")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line per (task, runner): final F1, speed, memory, and the time to reach CRF's F1."""
+    crf = {r["task"]: r for r in rows if r["runner"] == "crfsuite"}
+    out = []
+    for r in rows:
+        line: dict[str, Any] = {"task": r["task"], "runner": r["runner"], "F1": r["f1"][-1]}
+        if "epoch_seconds" in r:
+            secs = r["epoch_seconds"]
+            best = max(range(len(r["f1"])), key=r["f1"].__getitem__)
+            line.update(best=r["f1"][best], best_ep=best + 1, s_epoch=sum(secs) / len(secs),
+                        train_s=sum(secs), extract_s=r["extract_seconds"])  # fmt: skip
+            ref = crf.get(r["task"])
+            if ref is not None:
+                reach = next((e for e, f in enumerate(r["f1"]) if f >= ref["f1"][0]), None)
+                if reach is not None:
+                    line.update(reach_ep=reach + 1, reach_s=sum(secs[: reach + 1]))
+                    line["crf_ratio"] = ref["train_seconds"] / max(line["reach_s"], 1e-9)
+                line["crf_ratio_all"] = ref["train_seconds"] / max(sum(secs), 1e-9)
+        else:
+            line.update(train_s=r["train_seconds"], extract_s=r["extract_seconds"],
+                        append_s=r["append_seconds"])  # fmt: skip
+        line["peak_mb"] = r["peak_mb"]
+        out.append(line)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = bench_parser(__doc__, tasks=list(corpora.TASKS))
+    parser.add_argument("--learners", nargs="+", choices=sorted(LEARNERS), default=LEARNER_ORDER)
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--crf-iterations", type=int, default=100)
+    parser.add_argument("--crf-bioes", nargs="*", default=["np"], metavar="TASK",
+                        help="also train crfsuite on BIOES tags for these tasks (default: np)")  # fmt: skip
+    parser.add_argument("--no-crf", action="store_true")
+    parser.add_argument(
+        "--dev",
+        action="store_true",
+        help="evaluate on the last 10%% of the training file (for tuning)",
+    )
+    parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="override a learner parameter, e.g. c=0.3 encoding=raw")  # fmt: skip
+    parser.add_argument("--limit", type=int, help="train on the first N training sentences only")
+    parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        kind, task, *rest = args.worker
+        if kind == "learner":
+            sets = dict(item.split("=", 1) for item in args.set)
+            overrides = {
+                k: json.loads(v) if v[:1] in "0123456789-[{tf" else v for k, v in sets.items()
+            }
+            result = learner_worker(
+                task, rest[0], int(rest[1]), args.data_dir, args.dev, overrides, args.limit
+            )
+        else:
+            result = crf_worker(task, int(rest[0]), rest[1], args.data_dir, args.dev, args.limit)
+        print(json.dumps(result))
+        return 0
+    if args.quick:
+        args.tasks, args.learners = QUICK["tasks"], QUICK["learners"]
+        args.epochs, args.crf_iterations = QUICK["epochs"], QUICK["crf_iterations"]
+        args.limit, args.crf_bioes = args.limit or QUICK["limit"], []
+    extra = ["--data-dir", args.data_dir] if args.data_dir else []
+    extra += ["--dev"] if args.dev else []
+    extra += ["--set", *args.set] if args.set else []
+    extra += ["--limit", str(args.limit)] if args.limit else []
+    script = Path(__file__).resolve()
+    rows: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    for task in args.tasks:
+        jobs = [] if args.no_crf else [["crf", task, str(args.crf_iterations), "raw"]]
+        if not args.no_crf and task in args.crf_bioes:
+            jobs.append(["crf", task, str(args.crf_iterations), "bioes"])
+        jobs += [["learner", task, name, str(args.epochs)] for name in args.learners]
+        for job in jobs:
+            rows.append(run_worker(script, ["--worker", *job, *extra]))
+            r = rows[-1]
+            print(f"[{time.perf_counter() - start:6.0f}s] {task} {r['runner']}: "
+                  f"F1 {r['f1'][-1]:.4f}, peak {r['peak_mb']:.0f} MB", file=sys.stderr, flush=True)  # fmt: skip
+    summary = summarize(rows)
+    digits = {"F1": 4, "best": 4, "s_epoch": 3, "train_s": 2, "extract_s": 2, "append_s": 2,
+              "reach_s": 2, "crf_ratio": 1, "crf_ratio_all": 1, "peak_mb": 0}  # fmt: skip
+    columns = ["task", "runner", "F1", "best", "best_ep", "s_epoch", "train_s", "extract_s",
+               "append_s", "reach_ep", "reach_s", "crf_ratio", "crf_ratio_all", "peak_mb"]  # fmt: skip
+    curves = [{"task": r["task"], "runner": r["runner"],
+               **{f"ep{e + 1}": f for e, f in enumerate(r["f1"])}} for r in rows if "epoch_seconds" in r]  # fmt: skip
+    split = "Dev (last 10% of train)" if args.dev else "Test"
+    tables = {
+        f"{split} F1 and speed (train_s: training only; reach: first epoch at crfsuite's F1; "
+        "crf_ratio: crfsuite train s / our s to reach it)": format_table(summary, columns, digits),
+        f"{split} F1 after each epoch": format_table(curves, digits={k: 4 for k in curves[0]} if curves else None),
+    }  # fmt: skip
+    meta = {"epochs": args.epochs, "crf_iterations": args.crf_iterations, "quick": args.quick,
+            "split": "dev" if args.dev else "test", "set": args.set, "limit": args.limit,
+            "seconds": time.perf_counter() - start}  # fmt: skip
+    emit(tables, args, {"meta": meta, "summary": summary, "runs": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

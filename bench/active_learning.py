@@ -1,0 +1,163 @@
+"""Query strategies compared by simulated active learning (mejer-crammer-2010 §6 protocol) on
+CoNLL-2000 NP chunking and CoNLL-2002 Spanish NER: 50 random sentences to start, 10 labeled per
+step from 1,000 random candidates, an evaluation every 100, a budget of 2,000 sentences, 3 seeds,
+all strategies, the CW learner refit on all labels at each evaluation (``--mode online``: online
+updates only); plus the learner trained on the whole pool (full-data F1).
+
+Reports per strategy the final F1, labeled words, the words needed to reach Random's final F1
+and 95% of the full-data F1, and the area under the F1-vs-words curve; then the targets: KD-Fixed
+and KD-PC reach Random's final F1 with at most half of Random's words; MinConfMargin >= MinMargin
+beyond 10,000 labeled words; the whole grid of one corpus in <= 15 minutes on 2 cores.
+Results are kept under ``--out`` (rerun to resume an interrupted run).
+
+    python bench/active_learning.py [--quick] [--json PATH] [--tasks np esp] [--mode retrain]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from cwal.simulate import (  # noqa: E402
+    JsonDirSink,
+    Ref,
+    SimConfig,
+    recommend,
+    run_experiment,
+    summarize,  # noqa: E402
+)
+from cwal.simulate.summary import format_table  # noqa: E402
+
+TIME_LIMIT = 15 * 60
+
+
+def run_task(task: str, args: argparse.Namespace) -> dict:
+    quick = args.quick
+    config = SimConfig(
+        seeds=(0,) if quick else (0, 1, 2),
+        budget=300 if quick else args.budget,
+        mode=args.mode,
+        learner=args.learner,
+    )
+    sizes = {"pool_size": 3000, "eval_size": 500} if quick else {}
+    data = Ref("cwal.simulate.data:load_task", {"task": task, **sizes})
+    tag = (
+        f"{task}-{config.mode}-{config.budget}-{len(config.seeds)}seeds{'-quick' if quick else ''}"
+    )
+    out = Path(args.out) / tag
+    sink = JsonDirSink(out)
+    sink.write_experiment({"config": config.to_dict(), "data": data.to_dict()})
+    resumed = not sink.curves().empty
+    start = time.perf_counter()
+    run_experiment(config, data, Ref("cwal.simulate.sinks:JsonDirSink", {"path": str(out)}),
+                   workers=args.workers)  # fmt: skip
+    wall = time.perf_counter() - start
+    curves = sink.curves()
+    table = summarize(curves)
+    last = curves.groupby(["strategy", "seed"]).last()
+    cpu = float(last["cpu_seconds"].sum()) if "cpu_seconds" in last else math.nan
+    pick, why = recommend(table)
+    rnd_words = table.loc["random", "final_words"]
+    ratio = {s: table.loc[s, "words_to_random"] / rnd_words for s in ("kd-fixed", "kd-pc")}
+    beyond = {s: float(table.loc[s, "f1_beyond"]) for s in ("min-conf-margin", "min-margin")}
+    targets = {
+        "kd_half_of_random_words": {
+            "met": all(
+                math.isfinite(r)
+                and r <= 0.5
+                and table.loc[s, "reached_random"] == len(config.seeds)
+                for s, r in ratio.items()
+            ),
+            "ratio": ratio,
+        },
+        "minconfmargin_beyond_10k": {
+            "met": bool(beyond["min-conf-margin"] >= beyond["min-margin"]),
+            "f1": beyond,
+        },
+        "time_limit": {
+            "met": (not resumed) and wall <= TIME_LIMIT,
+            "seconds": wall,
+            "cpu_seconds": cpu,
+            "load_average": os.getloadavg()[0],
+        },
+    }
+    return {
+        "task": task,
+        "config": config.to_dict(),
+        "out": str(out),
+        "wall_seconds": wall,
+        "resumed": resumed,
+        "summary": json.loads(table.reset_index().to_json(orient="records")),
+        "table": format_table(table),
+        "recommended": pick,
+        "why": why,
+        "targets": targets,
+    }
+
+
+def show(result: dict) -> None:
+    print(f"\n== {result['task']}  ({result['wall_seconds']:.0f} s"
+          f"{', resumed' if result['resumed'] else ''}; {result['out']})")  # fmt: skip
+    print(result["table"])
+    print(f"recommended: {result['recommended']} ({result['why']})")
+    t = result["targets"]
+    r = t["kd_half_of_random_words"]["ratio"]
+    print(f"target KD reach Random's F1 with <= 1/2 its words: "
+          f"{'met' if t['kd_half_of_random_words']['met'] else 'MISSED'} "
+          f"(kd-fixed {r['kd-fixed']:.2f}, kd-pc {r['kd-pc']:.2f} of Random's words)")  # fmt: skip
+    b = t["minconfmargin_beyond_10k"]["f1"]
+    if math.isfinite(b["min-margin"]) and math.isfinite(b["min-conf-margin"]):
+        print(f"target MinConfMargin >= MinMargin beyond 10K words: "
+              f"{'met' if t['minconfmargin_beyond_10k']['met'] else 'MISSED'} (mean F1 "
+              f"{100 * b['min-conf-margin']:.2f} vs {100 * b['min-margin']:.2f})")  # fmt: skip
+    else:
+        print("target MinConfMargin >= MinMargin beyond 10K words: n/a (shorter curves)")
+    tl = t["time_limit"]
+    verdict = "n/a (resumed)" if result["resumed"] else "met" if tl["met"] else "MISSED"
+    print(f"target <= 15 min: {verdict} ({tl['seconds']:.0f} s wall, load average "
+          f"{tl['load_average']:.1f}; the cells used {tl['cpu_seconds']:.0f} CPU s, "
+          f"{tl['cpu_seconds'] / 2:.0f} s on 2 idle cores)")  # fmt: skip
+
+
+def plain(value: object) -> object:
+    """``value`` as strict JSON data: numbers as floats/ints, NaN and infinity as null."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    number = float(value)  # numpy scalars
+    return number if math.isfinite(number) else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="1 seed, budget 300, small splits")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--tasks", nargs="+", default=["np", "esp"], choices=["np", "esp", "ned"])
+    parser.add_argument("--mode", choices=["retrain", "online"], default="retrain")
+    parser.add_argument("--budget", type=int, default=2000)
+    parser.add_argument("--learner", default="cw")
+    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--out", default="/tmp/cwal-bench-active-learning")
+    args = parser.parse_args()
+    results = []
+    for task in args.tasks:
+        results.append(run_task(task, args))
+        show(results[-1])
+    if args.json:
+        Path(args.json).write_text(json.dumps(plain(results), indent=2, allow_nan=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,304 @@
+"""Per-token confidence, the paper's §5 experiment (mejer-crammer-2010) on np, esp and ned.
+
+Train CW (and PA) for 10 epochs on the train split minus a seeded 10% dev split, tune each
+estimator's s and K on dev (by AP as the paper; KD also by ECE and by RMSE), label the test split and
+report per method: AP of retrieving the errors, errors among the first 5,000 ranked tokens,
+calibration RMSE (paper's bin centres), ECE and seconds. Peer: python-crfsuite's marginals on the
+same split and features. Then the speed of KD-PC (K = 50, 1,000 Spanish sentences, one core) with
+its breakdown and the multiply-add floor.
+
+    python bench/confidence.py [--quick] [--json PATH] [--tasks np esp ned] [--cache DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numba
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from cwal.confidence import estimate, tune  # noqa: E402
+from cwal.confidence.sampling import Sampler  # noqa: E402
+from cwal.decode import emissions  # noqa: E402
+from cwal.errors import ModelFileError  # noqa: E402
+from cwal.io.conll import read_conll  # noqa: E402
+from cwal.io.schemes import task_view  # noqa: E402
+from cwal.io.sentence import Sentence  # noqa: E402
+from cwal.learners import load, make  # noqa: E402
+from cwal.measures import (  # noqa: E402
+    average_precision,
+    calibration_rmse,
+    errors_in_top,
+    expected_calibration_error,
+)
+
+DATA = ROOT.parent / "shared" / "data"
+TASKS = {  # train, test, feature template, chunk types kept (None: all)
+    "np": ("conll2000/train.txt", "conll2000/test.txt", "chunk", {"NP"}),
+    "esp": ("conll2002/esp.train", "conll2002/esp.testb", "ner", None),
+    "ned": ("conll2002/ned.train", "conll2002/ned.testb", "ner", None),
+}
+K_GRID = (10, 20, 30, 40, 50, 60, 70, 80)
+
+
+def load_task(name: str, quick: bool, seed: int = 0):
+    """``(train, dev, test, template)``: dev is a seeded 10% of the train file."""
+    train_path, test_path, template, keep = TASKS[name]
+
+    def read(rel: str) -> list[Sentence]:
+        out = []
+        for s in read_conll(DATA / rel):
+            tags = task_view(s.tags, keep) if keep else s.tags
+            out.append(Sentence(s.tokens, tags, s.columns))
+        return out
+
+    full, test = read(train_path), read(test_path)
+    order = np.random.default_rng(seed).permutation(len(full))
+    cut = len(full) // 10
+    dev, train = [full[i] for i in order[:cut]], [full[i] for i in order[cut:]]
+    if quick:
+        train, dev, test = train[:2000], dev[:300], test[:600]
+    return train, dev, test, template
+
+
+def trained(task: str, algo: str, train, template: str, epochs: int, cache: Path):
+    """A learner fitted on ``train`` (cached as .npz between runs)."""
+    path = cache / f"{task}-{algo}-{epochs}-{len(train)}.npz"
+    if path.exists():
+        try:
+            return load(path), 0.0
+        except ModelFileError:  # written by an older model format: train again
+            path.unlink()
+    start = time.perf_counter()
+    model = make(algo, template=template).fit(train, epochs=epochs, seed=0)
+    seconds = time.perf_counter() - start
+    model.save(path)
+    return model, seconds
+
+
+def crf_peer(task: str, train, test, template: str, cache: Path, quick: bool):
+    """python-crfsuite on the same sentences and feature strings: predicted labels and the
+    marginal probability of each predicted label, plus seconds to tag and compute marginals."""
+    import pycrfsuite
+
+    from cwal.features import FeatureIndex
+
+    index = FeatureIndex(template)
+    probe = "|".join("/".join(f) for f in index.token_features(train[0]))  # templates change
+    path = cache / f"{task}-crf-{len(train)}-{zlib.crc32(probe.encode()):08x}.crfsuite"
+    if not path.exists():
+        trainer = pycrfsuite.Trainer(verbose=False)
+        for s in train:
+            trainer.append(index.token_features(s), s.tags)
+        trainer.set_params({"c1": 0.0, "c2": 1.0, "max_iterations": 50 if quick else 200})
+        trainer.train(str(path))
+    tagger = pycrfsuite.Tagger()
+    tagger.open(str(path))
+    start = time.perf_counter()
+    labels, conf = [], []
+    for s in test:
+        tagger.set(index.token_features(s))
+        y = tagger.tag()
+        labels.extend(y)
+        conf.extend(tagger.marginal(t, i) for i, t in enumerate(y))
+    return np.array(labels), np.clip(np.array(conf), 0.0, 1.0), time.perf_counter() - start
+
+
+def measures(key: np.ndarray, ok: np.ndarray, conf=None) -> dict:
+    """AP and errors in the first 5,000 by ``key`` (ascending); calibration of ``conf``."""
+    row = {"ap": average_precision(key, ok), "err@5000": errors_in_top(key, ok, 5000)}
+    if conf is not None:
+        row["rmse"] = calibration_rmse(conf, ok)
+        row["ece"] = expected_calibration_error(conf, ok)
+    return row
+
+
+def gold_of(model, sentences) -> np.ndarray:
+    index = {t: i for i, t in enumerate(model.labels_)}
+    return np.array([index.get(t, -1) for s in sentences for t in s.tags])
+
+
+def run_model(task, algo, model, dev, test, quick: bool, tuned: dict) -> list[dict]:
+    """Tune every applicable estimator on dev, then measure it on test."""
+    ks = (50,) if quick else K_GRID
+    enc = model.encode(test)
+    gold = gold_of(model, test)
+    rows: list[dict] = []
+
+    def measure(label: str, method: str, tuned=None, **kw) -> None:
+        if tuned is not None:
+            kw.setdefault("k", tuned.k)
+            kw.setdefault("s", tuned.s)
+        start = time.perf_counter()
+        conf = estimate(model, enc, method, **kw)
+        seconds = time.perf_counter() - start
+        ok = conf.labels == gold
+        row = {"task": task, "learner": algo, "method": label, "error_rate": 1 - ok.mean()}
+        row.update(measures(conf.rank_key(), ok, conf.confidence if conf.absolute else None))
+        row.update(seconds=seconds, k=kw.get("k"), s=kw.get("s"))
+        row["ones"] = float(np.mean(conf.confidence == 1.0)) if conf.absolute else None
+        rows.append(row)
+        print(f"  {algo:4s} {label:28s} AP {row['ap']:.3f}  s={row['s']}  k={row['k']}", flush=True)
+
+    kd = ["kd-fixed"] + (["kd-pc"] if model.has_covariance else [])
+    for method in kd:
+        name = {"kd-pc": "KD-PC", "kd-fixed": "KD-Fixed"}[method]
+        best = tune(model, dev, method, criterion="ap", k_grid=ks, seeds=1 if quick else 3)
+        plain = tune(model, dev, method, criterion="ap", rank="votes", k_grid=ks)
+        tuned[f"{task}/{algo}/{method}"] = {"ap": best.s, "ap-plain": plain.s}
+        measure(name, method, best)
+        for rank in ("votes", "votes+delta", "votes+z-delta", "votes+draws", "draw-margin"):
+            measure(f"{name} @s-plain {rank}", method, plain, rank=rank)  # item 2, paper's s
+        for crit in ("ece", "rmse"):
+            cal = tune(model, dev, method, criterion=crit, k_grid=ks)
+            tuned[f"{task}/{algo}/{method}"][crit] = cal.s
+            measure(f"{name} [s by {crit}]", method, cal)
+        approx = tune(model, dev, method, criterion="ap", k_grid=(best.k,), correlated=False)
+        measure(f"{name} marginal-approx", method, approx, correlated=False)
+        if method == "kd-pc":
+            measure(f"{name} float64", method, best, dtype=np.float64)
+    measure("Delta", "delta")
+    for method in ("wkbv", "kbv"):
+        measure(method.upper(), method, tune(model, dev, method, criterion="ap", k_grid=ks))
+    ok = model.predict_ids(enc) == gold
+    row = {"task": task, "learner": algo, "method": "random", "error_rate": 1 - ok.mean()}
+    row.update(measures(np.zeros(len(ok)), ok), seconds=0.0, k=None, s=None)
+    rows.append(row)
+    return rows
+
+
+def machine_rate(dtype=np.float32) -> float:
+    """Measured multiply-adds per second of one core on L1-resident vectors (numba, SIMD)."""
+
+    @numba.njit(fastmath=True)
+    def fma(x, y, a, reps):
+        for _ in range(reps):
+            for i in range(x.shape[0]):
+                y[i] = y[i] * a + x[i]
+        return y[0]
+
+    x, y = np.ones(2048, dtype), np.zeros(2048, dtype)
+    fma(x, y, dtype(0.5), 1)
+    reps = 20000
+    start = time.process_time()
+    fma(x, y, dtype(0.5), reps)
+    return 2048 * reps / (time.process_time() - start)
+
+
+def speed(model, test, s: float, repeats: int) -> dict:
+    """KD-PC, K = 50 on 1,000 test sentences, one thread: CPU seconds per stage and the floor."""
+    numba.set_num_threads(1)
+    sents = test[:1000]
+    enc = model.encode(sents)
+    W, A = model.averaged()
+    SW, SA = model.covariance()
+    best = lambda f: min(f() for _ in range(repeats))  # noqa: E731
+
+    def total(**kw) -> float:
+        start = time.process_time()
+        estimate(model, enc, "kd-pc", k=50, s=s, **kw)
+        return time.process_time() - start
+
+    out = {"sentences": len(sents), "tokens": enc.n_tokens, "labels": len(model.labels_)}
+    variants = (("total_1core", {}), ("votes_only_1core", {"rank": "votes+delta"}),
+                ("float64_1core", {"dtype": np.float64}),
+                ("marginal_approx_1core", {"correlated": False}))  # fmt: skip
+    for key, kw in variants:
+        estimate(model, enc, "kd-pc", k=50, s=s, **kw)
+        out[key] = best(lambda kw=kw: total(**kw))
+    t = time.process_time()
+    E = emissions(enc.feat_ids, enc.tok_offsets, W)
+    estimate(model, enc, "delta")
+    out["predict+delta"] = time.process_time() - t
+    y = model.predict_ids(enc)
+    stages = [Sampler(W, A, SW, SA, k=50, s=s).profile(enc, E, y) for _ in range(repeats)]
+    for key in stages[0]:
+        out[key] = min(st[key] for st in stages)
+    L, K, M = len(model.labels_), 50, len(enc.feat_ids)
+    U = len(np.unique(enc.feat_ids))
+    # emissions, Viterbi forward, backward (margins), noise scaling
+    work = K * L * M + 2 * K * L * L * enc.n_tokens + K * L * U
+    out.update(active_features=U, occurrences=M, multiply_adds=work)
+    out["rate_per_s"] = machine_rate()
+    out["floor"] = work / out["rate_per_s"]
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    start = time.perf_counter()
+    estimate(model, enc, "kd-pc", k=50, s=s)
+    out["wall_all_cores"] = time.perf_counter() - start
+    return out
+
+
+def table(rows: list[dict]) -> str:
+    cols = ["task", "learner", "method", "ap", "err@5000", "rmse", "ece", "seconds", "k", "s"]
+    fmt = {"ap": "{:.3f}", "rmse": "{:.4f}", "ece": "{:.4f}", "seconds": "{:.2f}", "s": "{:.3g}"}
+    lines = [" | ".join(cols), " | ".join("---" for _ in cols)]
+    for r in rows:
+        cells = []
+        for c in cols:
+            v = r.get(c)
+            cells.append("–" if v is None else fmt.get(c, "{}").format(v))
+        lines.append(" | ".join(cells))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small splits, 3 epochs, K = 50 only")
+    ap.add_argument("--json", type=Path, help="write every figure to this file")
+    ap.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/cwal-bench-confidence"))
+    ap.add_argument("--no-crf", action="store_true", help="skip the python-crfsuite peer")
+    args = ap.parse_args(argv)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    epochs = 3 if args.quick else 10
+    rows: list[dict] = []
+    report: dict = {"rows": rows, "tuned": {}, "speed": None}
+    for task in args.tasks:
+        train, dev, test, template = load_task(task, args.quick)
+        print(f"{task}: train {len(train)}, dev {len(dev)}, test {len(test)} sentences", flush=True)
+        for algo in ("cw", "pa"):
+            model, secs = trained(task, algo, train, template, epochs, args.cache)
+            print(f"  {algo} trained in {secs:.1f}s", flush=True)
+            rows.extend(run_model(task, algo, model, dev, test, args.quick, report["tuned"]))
+            if algo == "cw" and task == "esp":
+                s = next(r["s"] for r in rows if r["task"] == "esp" and r["method"] == "KD-PC")
+                report["speed"] = speed(model, test, s, 2 if args.quick else 5)
+        if not args.no_crf:
+            labels, conf, secs = crf_peer(task, train, test, template, args.cache, args.quick)
+            ok = labels == np.array([t for s in test for t in s.tags])
+            row = {"task": task, "learner": "crf", "method": "crfsuite marginals"}
+            row.update(measures(conf, ok, conf), error_rate=1 - ok.mean(), seconds=secs)
+            row.update(k=None, s=None)
+            rows.append(row)
+    print()
+    print(table(rows))
+    if report["speed"]:
+        sp = report["speed"]
+        print(
+            "\nKD-PC speed, K=50, {sentences} esp sentences, {tokens} tokens, L={labels}:".format(
+                **sp
+            )
+        )
+        keys = ("total_1core", "predict+delta", "remap", "sampling", "emissions", "decoding")
+        extra = ("margins", "votes_only_1core", "float64_1core", "marginal_approx_1core")
+        for key in (*keys, *extra):
+            print(f"  {key:14s} {sp[key] * 1e3:8.1f} ms")
+        print(f"  floor: {sp['multiply_adds'] / 1e6:.0f} M multiply-adds / "
+              f"{sp['rate_per_s'] / 1e9:.1f} G/s = {sp['floor'] * 1e3:.1f} ms; "
+              f"all cores wall {sp['wall_all_cores'] * 1e3:.1f} ms")  # fmt: skip
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2, default=float))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,227 @@
+"""Live-service latency: submit (store + update) and next (KD-PC, K=50, 1,000 candidates).
+
+Simulated annotators answer with the gold tags on a 10,000-sentence pool built from CoNLL-2002
+Spanish (esp.train then esp.testa), one ProjectSession per database as in the web app (annotators
+are threads of one process). Each annotator loops next -> think -> submit; p50 and p95 of both
+calls are reported on SQLite and on PostgreSQL with 1 and with 4 concurrent annotators. Then a
+project with 5,000 annotations is restarted: the time until the first ``next`` returns, and
+whether the model and the suggestion are identical to before the restart.
+
+    python bench/service.py [--quick] [--json PATH] [--think S] [--rounds N] [--pg-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import text  # noqa: E402
+
+from cwal.io import read_conll, write_conll  # noqa: E402
+from cwal.live import ProjectSession  # noqa: E402
+from db.engine import make_engine, upgrade  # noqa: E402
+from db.imports import import_file  # noqa: E402
+from db.repository import add_user, create_project, list_sentences  # noqa: E402
+from db.store import SqlStore  # noqa: E402
+
+DATA = Path(os.environ.get("CWAL_DATA_DIR", ROOT.parent / "shared" / "data")) / "conll2002"
+PG_URL = os.environ.get(
+    "CWAL_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+SETTINGS = {
+    "feature_template": "ner",
+    "scheme": "IOB2",
+    "strict_scheme": False,  # CoNLL-2002 has a few IOB2 slips: repaired on import
+    "strategy": "kd-pc",
+    "strategy_params": {"k": 50, "candidates": 1000},
+    "consolidation_interval": 50,
+}
+
+
+def pool(n: int, folder: Path) -> Path:
+    """The first ``n`` sentences of esp.train + esp.testa as one CoNLL file (word pos tag)."""
+    sents = list(read_conll(DATA / "esp.train")) + list(read_conll(DATA / "esp.testa"))
+    path = folder / f"esp-{n}.conll"
+    write_conll(sents[:n], path, columns=["word", "pos", "tag"])
+    return path
+
+
+class Database:
+    """A fresh database: a SQLite file, or a new schema on the PostgreSQL server."""
+
+    def __init__(self, kind: str, folder: Path, pg_url: str) -> None:
+        self.kind, self.schema = kind, None
+        if kind == "sqlite":
+            self.url = f"sqlite:///{folder / f'bench-{uuid.uuid4().hex[:8]}.sqlite3'}"
+        else:
+            self.url, self.schema = pg_url, f"cwal_bench_{uuid.uuid4().hex[:12]}"
+            with make_engine(pg_url).begin() as conn:
+                conn.execute(text(f'CREATE SCHEMA "{self.schema}"'))
+        self.engine = make_engine(self.url, schema=self.schema)
+        upgrade(self.engine)
+
+    def drop(self) -> None:
+        self.engine.dispose()
+        if self.schema:
+            with make_engine(self.url).begin() as conn:
+                conn.execute(text(f'DROP SCHEMA "{self.schema}" CASCADE'))
+
+
+def project(db: Database, corpus: Path, n_users: int, tags_as: str | None = None):
+    users = [add_user(db.engine, f"a{i}-{uuid.uuid4().hex[:6]}", "pw") for i in range(n_users)]
+    pid = create_project(db.engine, f"bench-{uuid.uuid4().hex[:8]}", SETTINGS)
+    options = {"tags_as": tags_as, "annotator_id": users[0]} if tags_as else {}
+    import_file(db.engine, pid, corpus, **options)
+    gold = {s.id: s.gold_tags for s in list_sentences(db.engine, pid)}
+    return pid, users, gold
+
+
+def annotator(session, user, gold, rounds, think, warmup, out) -> None:
+    for r in range(warmup + rounds):
+        t0 = time.perf_counter()
+        (sug,) = session.next(user)
+        t1 = time.perf_counter()
+        time.sleep(think)
+        t2 = time.perf_counter()
+        session.submit(sug.sentence_id, gold[sug.sentence_id], user, think)
+        t3 = time.perf_counter()
+        if r >= warmup:
+            out["next"].append((t1 - t0) * 1e3)
+            out["submit"].append((t3 - t2) * 1e3)
+            out["age"].append(sug.model_version - sug.scored_version)
+
+
+def latency_cell(kind, n_ann, corpus, args, folder) -> dict:
+    db = Database(kind, folder, args.pg_url)
+    try:
+        pid, users, gold = project(db, corpus, n_ann)
+        session = ProjectSession(SqlStore(db.engine), pid)
+        out = {"next": [], "submit": [], "age": []}
+        threads = [
+            threading.Thread(
+                target=annotator, args=(session, u, gold, args.rounds, args.think, 3, out)
+            )
+            for u in users
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        status = session.status()
+        session.close()
+    finally:
+        db.drop()
+    row = {"database": kind, "annotators": n_ann, "think_s": args.think, "n": len(out["next"])}
+    for name in ("submit", "next"):
+        row[f"{name}_p50_ms"] = round(float(np.percentile(out[name], 50)), 1)
+        row[f"{name}_p95_ms"] = round(float(np.percentile(out[name], 95)), 1)
+    row["age_max"] = int(max(out["age"]))
+    row["consolidations"] = status["last_consolidation"] is not None
+    return row
+
+
+def restart_cell(kind, corpus, n_labeled, args, folder) -> dict:
+    """A project whose first ``n_labeled`` pool sentences were imported labeled, consolidated,
+    then annotated a little more; the time a new process needs to serve its first sentence."""
+    db = Database(kind, folder, args.pg_url)
+    try:
+        labeled = folder / f"labeled-{kind}.conll"
+        rest = folder / f"rest-{kind}.conll"
+        sents = list(read_conll(corpus))
+        write_conll(sents[:n_labeled], labeled, columns=["word", "pos", "tag"])
+        write_conll(sents[n_labeled:], rest, columns=["word", "pos", "tag"])
+        pid, users, _ = project(db, labeled, 2, tags_as="annotations")
+        import_file(db.engine, pid, rest)
+        gold = {s.id: s.gold_tags for s in list_sentences(db.engine, pid)}
+        t = time.perf_counter()
+        first = ProjectSession(SqlStore(db.engine), pid)
+        first.sync()
+        replay_s = time.perf_counter() - t
+        first.wait_idle(timeout=900)  # the consolidation that writes the checkpoint
+        annotator(first, users[1], gold, 20, 0.0, 0, {"next": [], "submit": [], "age": []})
+        first.wait_idle(timeout=900)
+        before = first.preview(1)[0]
+        weights = first.model.averaged()
+        first.close()
+        t = time.perf_counter()
+        again = ProjectSession(SqlStore(db.engine), pid)
+        served = again.next(users[0])[0]
+        ready_s = time.perf_counter() - t
+        same_model = all(
+            np.array_equal(a, b) for a, b in zip(weights, again.model.averaged(), strict=True)
+        )
+        status = again.status()
+        again.close()
+    finally:
+        db.drop()
+    return {
+        "database": kind,
+        "annotations": status["model_version"],
+        "replay_without_checkpoint_s": round(replay_s, 2),
+        "restart_ready_s": round(ready_s, 2),
+        "same_model": same_model,
+        "same_next": served.sentence_id == before.sentence_id
+        and served.confidence == before.confidence,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, SQLite restart only")
+    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON to PATH")
+    parser.add_argument("--think", type=float, default=1.0, help="seconds between next and submit")
+    parser.add_argument("--rounds", type=int, default=None, help="measured rounds per annotator")
+    parser.add_argument("--pg-url", default=PG_URL, help="PostgreSQL server (skipped if down)")
+    parser.add_argument("--databases", default="sqlite,postgres", help="comma-separated")
+    parser.add_argument("--annotators", default="1,4", help="comma-separated counts")
+    parser.add_argument("--no-restart", action="store_true", help="skip the restart cells")
+    args = parser.parse_args(argv)
+    args.rounds = args.rounds or (12 if args.quick else 60)
+    kinds = [k for k in args.databases.split(",") if k == "sqlite"]
+    if "postgres" in args.databases.split(","):
+        try:
+            make_engine(args.pg_url).connect().close()
+            kinds.append("postgres")
+        except Exception as exc:  # no server: report SQLite only, and say so
+            print(f"PostgreSQL unavailable ({type(exc).__name__}); skipped", file=sys.stderr)
+    rows, restarts = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        corpus = pool(10_000, folder)
+        for kind in kinds:
+            for n_ann in (int(a) for a in args.annotators.split(",")):
+                rows.append(latency_cell(kind, n_ann, corpus, args, folder))
+                print(json.dumps(rows[-1]), file=sys.stderr)
+        for kind in [] if args.no_restart else kinds[:1] if args.quick else kinds:
+            restarts.append(restart_cell(kind, corpus, 5_000, args, folder))
+            print(json.dumps(restarts[-1]), file=sys.stderr)
+    cols = ["database", "annotators", "n", "submit_p50_ms", "submit_p95_ms", "next_p50_ms",
+            "next_p95_ms", "age_max"]  # fmt: skip
+    print(" | ".join(cols))
+    for r in rows:
+        print(" | ".join(str(r[c]) for c in cols))
+    print()
+    rcols = ["database", "annotations", "restart_ready_s", "replay_without_checkpoint_s",
+             "same_model", "same_next"]  # fmt: skip
+    print(" | ".join(rcols))
+    for r in restarts:
+        print(" | ".join(str(r[c]) for c in rcols))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"latency": rows, "restart": restarts}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+"""``python -m cwal``: the command line.
+
+    python -m cwal train --train train.txt --model model.npz [--dev dev.txt]
+    python -m cwal evaluate --model model.npz --test test.txt [--json scores.json]
+
+Subcommands live in modules listed in ``COMMAND_MODULES``; each exposes
+``add_parser(subparsers)`` that registers its parser(s) with ``set_defaults(func=run)`` where
+``run(args) -> int`` is the exit status. Add a subcommand by adding its module to the list.
+Errors a user can fix (a malformed corpus, a bad model file, an unreadable path) print one line
+and exit with status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cwal.errors import CorpusError, CwalError
+from cwal.io import read_corpus, schemes
+from cwal.io.conll import parse_roles
+from cwal.io.sentence import Sentence
+from cwal.learners.defaults import DEFAULT_EPOCHS
+
+COMMAND_MODULES: tuple[str, ...] = ("cwal.cli", "cwal.cli_simulate")
+LEARNER_NAMES = ("arow", "cw", "pa", "perceptron", "kbest-pa")
+CHUNK_TYPES = frozenset(
+    {"NP", "VP", "PP", "ADJP", "ADVP", "SBAR", "PRT", "CONJP", "INTJ", "LST", "UCP"}
+)
+
+
+class UsageError(CwalError):
+    """A command line that cannot run (e.g. a corpus without tags for training)."""
+
+
+# ----- shared helpers --------------------------------------------------------------------------
+def columns_arg(text: str) -> list[str]:
+    """argparse type of ``--columns``: comma-separated CoNLL roles."""
+    try:
+        roles = parse_roles(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return roles or []
+
+
+def add_corpus_options(p: argparse.ArgumentParser) -> None:
+    """``--format`` and ``--columns``, shared by every subcommand that reads a corpus."""
+    p.add_argument("--format", choices=["conll", "jsonl", "text"],
+                   help="corpus format (default: from the extension, else sniffed)")  # fmt: skip
+    p.add_argument("--columns", type=columns_arg, metavar="ROLES",
+                   help="CoNLL column roles, e.g. word,pos,chunk,tag (default: word [pos] tag)")  # fmt: skip
+
+
+def read_labeled(path: str, fmt: str | None, columns: list[str] | None) -> list[Sentence]:
+    """The tagged sentences of a corpus file; a file without any tags is a CorpusError."""
+    sentences = list(read_corpus(path, format=fmt, columns=columns))
+    labeled = [s for s in sentences if s.tags is not None]
+    if not labeled:
+        raise CorpusError(path, None, "no tagged sentences (a tag column or 'tags' key is needed)")
+    return labeled
+
+
+def guess_template(sentences: Sequence[Sentence]) -> tuple[str, str]:
+    """(template, reason): ``chunk`` when the chunk types look like phrase types (NP, VP, PP ...),
+    else ``ner``."""
+    types = sorted({t for s in sentences for t in schemes.tag_types(_chunk_tags(s.tags))})
+    shown = ", ".join(types[:8]) + (" ..." if len(types) > 8 else "") or "none"
+    if types and set(types) <= CHUNK_TYPES and set(types) & {"NP", "VP", "PP"}:
+        return "chunk", f"the tag types look like phrase chunks ({shown})"
+    return "ner", f"the tag types do not look like phrase chunks ({shown})"
+
+
+def _chunk_tags(tags: Sequence[str]) -> list[str]:
+    return [t for t in tags if schemes.split_tag(t) is not None]
+
+
+class EpochBar:
+    """A one-line progress bar over epochs on stderr (and dev F1 lines on stdout)."""
+
+    def __init__(self, epochs: int, enabled: bool = True) -> None:
+        self.epochs, self.enabled, self.start = epochs, enabled, time.monotonic()
+
+    def __call__(self, epoch: int, epochs: int, stats: dict[str, Any]) -> None:
+        if "dev_f1" in stats:
+            print(f"epoch {epoch:>3}/{epochs}  dev F1 {stats['dev_f1']:.4f}", flush=True)
+        if self.enabled:
+            done = int(30 * epoch / epochs)
+            sys.stderr.write(
+                f"\r[{'#' * done}{'.' * (30 - done)}] epoch {epoch}/{epochs} "
+                f"{time.monotonic() - self.start:6.1f}s  train errors {stats['mistakes']}   "
+            )
+            if epoch == epochs:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+# ----- train and evaluate ----------------------------------------------------------------------
+def run_train(args: argparse.Namespace) -> int:
+    """Train a model on a tagged corpus and save it."""
+    from cwal.learners import default_learner, make, recommended
+
+    train = read_labeled(args.train, args.format, args.columns)
+    dev = read_labeled(args.dev, args.format, args.columns) if args.dev else None
+    template = args.features
+    if template is None:
+        template, why = guess_template(train)
+        print(f"features: {template} ({why}; override with --features)", file=sys.stderr)
+    learner = args.learner or default_learner(template)
+    if args.learner is None:
+        print(
+            f"learner: {learner} (the dev-tuned default for {template} features)", file=sys.stderr
+        )
+    params = recommended(template, learner)
+    model = make(learner, template=template, **params)
+    start = time.monotonic()
+    bar = EpochBar(args.epochs, enabled=not args.quiet)
+    model.fit(train, epochs=args.epochs, seed=args.seed, dev=dev, progress=bar)
+    model.save(args.model)
+    print(
+        f"saved {args.model}: {learner} on {len(train)} sentences, {args.epochs} epochs, "
+        f"{model.n_features_} features, {len(model.labels_)} labels, "
+        f"{time.monotonic() - start:.1f}s"
+    )
+    return 0
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    """Score a saved model on a tagged corpus (conlleval chunk P/R/F1 and per-type scores)."""
+    from cwal.learners import load
+    from cwal.measures import chunk_f1, report_table
+
+    model = load(args.model)
+    test = read_labeled(args.test, args.format, args.columns)
+    report = chunk_f1([s.tags for s in test], model.predict(test))
+    print(
+        f"{len(test)} sentences, {report.counts['tokens']} tokens: precision "
+        f"{report.precision:.4f}  recall {report.recall:.4f}  F1 {report.f1:.4f}  "
+        f"token accuracy {report.token_accuracy:.4f}"
+    )
+    print(report_table(report).to_string(float_format=lambda x: f"{x:.4f}"))
+    if args.json:
+        out = {
+            "precision": report.precision,
+            "recall": report.recall,
+            "f1": report.f1,
+            "token_accuracy": report.token_accuracy,
+            "per_type": report.per_type,
+        }
+        Path(args.json).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``train`` and ``evaluate``."""
+    t = subparsers.add_parser("train", help="train a sequence labeler on a tagged corpus")
+    t.add_argument("--train", required=True, metavar="FILE", help="tagged training corpus")
+    t.add_argument("--model", required=True, metavar="OUT", help="where to save the model")
+    add_corpus_options(t)
+    t.add_argument("--features", choices=["chunk", "ner"],
+                   help="feature template (default: guessed from the tag set)")  # fmt: skip
+    t.add_argument("--learner", choices=LEARNER_NAMES,
+                   help="default: the dev-tuned one of the template (chunk: arow, ner: cw)")  # fmt: skip
+    t.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS)
+    t.add_argument("--dev", metavar="FILE", help="tagged corpus scored after every epoch")
+    t.add_argument("--seed", type=int, default=0, help="seed of the epoch shuffles")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.set_defaults(func=run_train)
+    e = subparsers.add_parser("evaluate", help="score a model on a tagged corpus")
+    e.add_argument("--model", required=True, metavar="FILE")
+    e.add_argument("--test", required=True, metavar="FILE", help="tagged corpus")
+    add_corpus_options(e)
+    e.add_argument("--json", metavar="OUT", help="also write the scores as JSON")
+    e.set_defaults(func=run_evaluate)
+
+
+# ----- entry point -----------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    """The parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="python -m cwal",
+        description="cwal: confidence-weighted sequence labeling and active learning.",
+        epilog="Run 'python -m cwal COMMAND --help' for the options of one command.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; user-fixable errors print one line and return 2."""
+    args = build_parser().parse_args(argv)
+    if getattr(args, "epochs", 1) < 1:
+        print("error: --epochs must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except CwalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+    return 2

@@ -1,0 +1,37 @@
+"""Per-token confidence for a batch of sentences: KD-PC, KD-Fixed, KBV, WKBV and Delta.
+
+``estimate(model, sentences, method, k=, s=, seed=)`` returns a :class:`Confidence` (predicted
+labels, confidence, label distribution and entropy of the draws, Delta margin, the draws' mean
+margin, and a ``rank_key`` that orders tokens least confident first without ties); ``tune`` picks s and K on held-out labeled sentences (docs/algorithms.md §3, §5).
+"""
+
+from cwal.confidence.core import (
+    DEFAULT_K,
+    DEFAULT_RANK,
+    DEFAULT_S,
+    METHODS,
+    NEEDS_COVARIANCE,
+    RANKS,
+    SAMPLING,
+    Confidence,
+    estimate,
+    rank_key,
+)
+from cwal.confidence.tuning import CRITERIA, Tuned, search_scale, tune
+
+__all__ = [
+    "CRITERIA",
+    "DEFAULT_K",
+    "DEFAULT_S",
+    "DEFAULT_RANK",
+    "METHODS",
+    "NEEDS_COVARIANCE",
+    "SAMPLING",
+    "RANKS",
+    "Confidence",
+    "Tuned",
+    "estimate",
+    "rank_key",
+    "search_scale",
+    "tune",
+]

@@ -1,0 +1,171 @@
+"""Byte sources and the checked line stream every reader is built on.
+
+A ``Source`` is something that can be opened (and re-opened) as a binary stream: a path, bytes, or
+a seekable binary file object, plus the name used in errors. ``iter_lines`` turns it into numbered
+text lines: the encoding is decided per file (UTF-8 when the whole file decodes, else latin-1; an
+explicitly given encoding is strict), a UTF-8 BOM is dropped, CRLF ends become LF, and a NUL byte,
+an over-long line or undecodable bytes raise ``CorpusError`` naming the line.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import re
+import unicodedata
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import BinaryIO, TextIO
+
+from cwal.errors import CorpusError
+
+MAX_LINE = 1 << 20  # bytes; a longer single line is not a corpus line
+_SCAN_CHUNK = 1 << 20
+_BOM = codecs.BOM_UTF8
+_SEPARATORS = re.compile(r"[ \t]+")
+_UNWRITABLE = re.compile(r"[ \t\r\n]")
+
+PathLike = str | os.PathLike
+
+
+class Source:
+    """A re-openable binary input and the name that errors report.
+
+    ``data`` is a path, ``bytes`` / ``bytearray``, or a binary file object (read from its current
+    position; a non-seekable one is read into memory once).
+    """
+
+    def __init__(self, data: PathLike | bytes | bytearray | BinaryIO, name: str | None = None):
+        if isinstance(data, str | os.PathLike):
+            self.name = name or os.fspath(data)
+            self._path: str | None = os.fspath(data)
+            self._bytes: bytes | None = None
+            self._file: BinaryIO | None = None
+            return
+        self._path = None
+        self._file = None
+        if isinstance(data, bytes | bytearray | memoryview):
+            self._bytes = bytes(data) if not isinstance(data, bytes) else data
+        elif hasattr(data, "read"):
+            if getattr(data, "seekable", lambda: False)():
+                self._file, self._bytes = data, None
+                self._start = data.tell()
+            else:
+                self._bytes = data.read()
+        else:
+            raise TypeError(f"cannot read a corpus from {type(data).__name__}")
+        self.name = name or getattr(data, "name", None) or "<bytes>"
+
+    @property
+    def path(self) -> str | None:
+        """The file path, when the source is a file on disk."""
+        return self._path
+
+    @contextmanager
+    def open(self) -> Iterator[BinaryIO]:
+        """A binary stream positioned at the start of the data."""
+        if self._path is not None:
+            with open(self._path, "rb") as handle:
+                yield handle
+        elif self._file is not None:
+            self._file.seek(self._start)
+            yield self._file
+        else:
+            yield io.BytesIO(self._bytes)
+
+    def error(self, line: int | None, problem: str) -> CorpusError:
+        """A CorpusError about this source."""
+        return CorpusError(self.name, line, problem)
+
+
+def as_source(data: PathLike | Source, name: str | None = None) -> Source:
+    """``data`` itself when already a Source, else a Source over that path."""
+    return data if isinstance(data, Source) else Source(data, name)
+
+
+def _is_utf8(source: Source) -> bool:
+    """True when the whole source decodes as UTF-8 (scanned in chunks, nothing kept)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with source.open() as handle:
+        try:
+            while chunk := handle.read(_SCAN_CHUNK):
+                decoder.decode(chunk)
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return False
+    return True
+
+
+def _check_start(source: Source, head: bytes) -> None:
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise source.error(1, "UTF-16 text is not supported; save the file as UTF-8")
+    if head.startswith(b"\x1f\x8b"):
+        raise source.error(1, "binary content (gzip-compressed); decompress the file first")
+
+
+def decide_encoding(source: Source, encoding: str | None) -> str:
+    """The codec name to decode ``source`` with: ``encoding`` if given (strict), else UTF-8 when
+    the file starts with a UTF-8 BOM or decodes as UTF-8 throughout, else latin-1."""
+    with source.open() as handle:
+        head = handle.read(4)
+    _check_start(source, head)
+    if encoding is not None:
+        name = codecs.lookup(encoding).name
+        return "utf-8" if name == "utf-8-sig" else name
+    if head.startswith(_BOM) or _is_utf8(source):
+        return "utf-8"
+    return "latin-1"
+
+
+def iter_lines(
+    source: Source, encoding: str | None = None, max_line: int = MAX_LINE
+) -> Iterator[tuple[int, str]]:
+    """``(line_number, text)`` for each line of ``source``, 1-based, without the line end."""
+    codec = decide_encoding(source, encoding)
+    with source.open() as handle:
+        lineno = 0
+        while raw := handle.readline(max_line + 1):
+            lineno += 1
+            if len(raw) > max_line and not raw.endswith(b"\n"):
+                raise source.error(lineno, f"line too long (more than {max_line} bytes)")
+            raw = raw.rstrip(b"\n").rstrip(b"\r")
+            if lineno == 1 and codec == "utf-8" and raw.startswith(_BOM):
+                raw = raw[len(_BOM) :]
+            if b"\x00" in raw:
+                raise source.error(lineno, "binary content (NUL byte); not a text corpus")
+            try:
+                text = raw.decode(codec)
+            except UnicodeDecodeError as exc:
+                bad = raw[exc.start : exc.end]
+                raise source.error(
+                    lineno, f"invalid {codec} bytes {bad!r} at byte {exc.start + 1} of the line"
+                ) from None
+            yield lineno, text
+
+
+def split_fields(text: str) -> list[str]:
+    """The space- or tab-separated fields of a line (runs of separators count once)."""
+    if "\t" not in text and "  " not in text:
+        return text.strip(" ").split(" ") if text.strip(" ") else []
+    return [f for f in _SEPARATORS.split(text) if f]
+
+
+def is_blank_token(token: str) -> bool:
+    """True for a token with no visible character (only whitespace or format characters)."""
+    if token.isprintable():
+        return not token.strip()
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in token)
+
+
+def writable_field(value: object) -> bool:
+    """True when ``value`` can be written as one field and read back unchanged."""
+    return isinstance(value, str) and not is_blank_token(value) and not _UNWRITABLE.search(value)
+
+
+def open_text(dest: PathLike | TextIO) -> AbstractContextManager[TextIO]:
+    """A context manager giving a text stream: a new UTF-8 file for a path (LF line ends), or the
+    caller's own text file object, which is left open."""
+    if hasattr(dest, "write"):
+        return nullcontext(dest)
+    return open(dest, "w", encoding="utf-8", newline="\n")

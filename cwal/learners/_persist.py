@@ -1,0 +1,126 @@
+"""Model files: an ``.npz`` of the weight arrays plus JSON metadata. Never pickle.
+
+Loading uses ``allow_pickle=False`` and checks every part, so a file that is not a cwal model
+(or is damaged) raises ``ModelFileError`` instead of running or half-loading anything.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cwal.errors import ModelFileError
+from cwal.features import FeatureIndex
+from cwal.learners._tags import TagCodec
+
+if TYPE_CHECKING:
+    from cwal.learners.base import SequenceLearner
+
+FORMAT = "cwal-model"
+FORMAT_VERSION = 2
+ARRAYS = ("W", "A", "SW", "SA", "UW", "UA")
+_PER_FEATURE = ("W", "SW", "UW")
+
+
+def _json_array(obj: Any) -> np.ndarray:
+    return np.frombuffer(json.dumps(obj).encode("utf-8"), dtype=np.uint8)
+
+
+def to_bytes(model: SequenceLearner) -> bytes:
+    """The model as the bytes of a compressed ``.npz``."""
+    F = model.n_features_
+    meta = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "name": model.name,
+        "params": model.params,
+        "labels": model.labels_,
+        "template": model.features_.template,
+        "frozen": model.features_.frozen,
+        "count": model.count_,
+        "n_updates": model.n_updates_,
+        "schemes": model.codec_.candidates,
+    }
+    arrays: dict[str, np.ndarray] = {
+        "meta": _json_array(meta),
+        "features": _json_array(model.features_.strings),
+    }
+    for key in ARRAYS:
+        arr = getattr(model, key + "_")
+        arrays[key] = arr[:F] if key in _PER_FEATURE else arr
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()
+
+
+def _read(data: bytes, source: str) -> tuple[dict, list, dict[str, np.ndarray]]:
+    try:
+        z = np.load(io.BytesIO(data), allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+        raise ModelFileError(f"{source}: not a cwal model file (not an .npz archive)") from None
+    if not isinstance(z, np.lib.npyio.NpzFile):
+        raise ModelFileError(f"{source}: not a cwal model file (a bare array, not an archive)")
+    with z:
+        missing = sorted({"meta", "features", *ARRAYS} - set(z.files))
+        if missing:
+            raise ModelFileError(f"{source}: not a cwal model file (missing {', '.join(missing)})")
+        try:
+            meta = json.loads(bytes(z["meta"]).decode("utf-8"))
+            strings = json.loads(bytes(z["features"]).decode("utf-8"))
+            arrays = {k: np.ascontiguousarray(z[k], dtype=np.float64) for k in ARRAYS}
+        except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError) as exc:
+            raise ModelFileError(f"{source}: damaged cwal model file ({exc})") from None
+    if not isinstance(meta, dict) or not isinstance(strings, list):
+        raise ModelFileError(f"{source}: damaged cwal model file (bad metadata)")
+    return meta, strings, arrays
+
+
+def from_bytes(data: bytes, source: str = "<bytes>") -> SequenceLearner:
+    """Rebuild a model from ``to_bytes`` output; anything else raises ModelFileError."""
+    from cwal.learners import make
+
+    meta, strings, arrays = _read(data, source)
+    if meta.get("format") != FORMAT:
+        raise ModelFileError(f"{source}: not a cwal model file (format {meta.get('format')!r})")
+    if meta.get("version") != FORMAT_VERSION:
+        raise ModelFileError(
+            f"{source}: model format version {meta.get('version')!r} is not supported "
+            f"(this cwal reads version {FORMAT_VERSION}); retrain the model"
+        )
+    try:
+        model = make(
+            meta["name"], labels=meta["labels"], template=meta["template"], **meta["params"]
+        )
+        model.features_ = FeatureIndex(meta["template"], strings)
+        model.features_.frozen = bool(meta["frozen"])
+        count, n_updates = float(meta["count"]), int(meta["n_updates"])
+        model.codec_ = TagCodec(model.params["encoding"], list(meta["schemes"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{source}: damaged cwal model file ({exc})") from None
+    L, F = len(model.labels_), len(strings)
+    if len(model.features_) != F:
+        raise ModelFileError(f"{source}: damaged cwal model file (duplicate feature strings)")
+    for key in ARRAYS:
+        want = (F, L) if key in _PER_FEATURE else (L + 2, L)
+        if arrays[key].shape != want:
+            raise ModelFileError(
+                f"{source}: array {key} has shape {arrays[key].shape}, expected {want}"
+            )
+        setattr(model, key + "_", arrays[key])
+    model.count_ = count
+    model.n_updates_ = n_updates
+    return model
+
+
+def load(path: str | Path) -> SequenceLearner:
+    """Read a model file; a missing or unreadable file raises ModelFileError too."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot read model file ({exc.strerror or exc})") from None
+    return from_bytes(data, str(path))

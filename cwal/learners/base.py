@@ -1,0 +1,302 @@
+"""The sequence learner: one class, one contract, the update rule chosen by name.
+
+``learn_one`` applies one online update and returns nothing; ``predict`` decodes with the averaged
+mean; ``fit`` runs seeded epochs over a corpus. The feature index grows as new sentences arrive, so
+the weight arrays grow with it (capacity doubling). Persistence lives in ``_persist``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any, ClassVar
+
+import numpy as np
+
+from cwal.decode import emissions, viterbi, viterbi_batch
+from cwal.features import Encoded, FeatureIndex
+from cwal.io.sentence import Sentence
+from cwal.learners import _kernels as K
+from cwal.learners import _persist
+from cwal.learners._tags import TagCodec
+from cwal.measures import Report, chunk_f1
+
+Progress = Callable[[int, int, dict[str, Any]], None]
+
+
+class SequenceLearner:
+    """A linear first-order sequence labeler trained online (algorithms.md §2).
+
+    ``algorithm`` is one of ``perceptron``, ``pa``, ``cw`` (``form`` ``var`` or ``stdev``) and
+    ``arow``. ``c`` is PA's aggressiveness C or AROW's r; ``eta`` is CW's confidence (phi is its
+    normal quantile); ``projection`` is ``l2`` (the sequence paper's diagonal) or ``kl``.
+    ``k`` competing labelings (k-best Viterbi) are used per sentence; ``mistake_driven`` skips
+    sentences already labeled right, else a too-small margin to the best wrong labeling updates.
+    ``min_count`` drops features seen fewer times in ``fit``'s data (then the index is frozen).
+    ``encoding`` ``bioes`` trains on BIOES re-encoded chunk tags (``labels_`` then holds BIOES
+    labels; ``predict`` converts back to the training scheme), ``raw`` on the tags as given.
+    """
+
+    name: ClassVar[str] = "learner"
+    has_covariance: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        labels: Sequence[str] = (),
+        template: str = "chunk",
+        *,
+        algorithm: str = "arow",
+        c: float = 1.0,
+        eta: float = 0.9,
+        form: str = "stdev",
+        projection: str = "l2",
+        init_variance: float = 1.0,
+        min_count: int = 1,
+        k: int = 1,
+        mistake_driven: bool = False,
+        encoding: str = "raw",
+    ) -> None:
+        codes = {"perceptron": K.PERCEPTRON, "pa": K.PA, "arow": K.AROW}
+        if algorithm == "cw":
+            self._algo = K.CW_VAR if form == "var" else K.CW_STDEV
+        elif algorithm in codes:
+            self._algo = codes[algorithm]
+        else:
+            raise ValueError(f"unknown algorithm {algorithm!r}")
+        if projection not in ("l2", "kl"):
+            raise ValueError(f"projection must be 'l2' or 'kl', not {projection!r}")
+        if form not in ("var", "stdev"):
+            raise ValueError(f"form must be 'var' or 'stdev', not {form!r}")
+        if int(k) < 1:
+            raise ValueError(f"k must be at least 1, not {k}")
+        if not 0.5 < float(eta) < 1.0:
+            raise ValueError(f"eta must lie in (0.5, 1), not {eta}")
+        if float(c) <= 0 or float(init_variance) <= 0:
+            raise ValueError("c and init_variance must be positive")
+        self.params: dict[str, Any] = {
+            "algorithm": algorithm,
+            "c": float(c),
+            "eta": float(eta),
+            "form": form,
+            "projection": projection,
+            "init_variance": float(init_variance),
+            "min_count": int(min_count),
+            "k": int(k),
+            "mistake_driven": bool(mistake_driven),
+            "encoding": encoding,
+        }
+        self.codec_ = TagCodec(encoding)
+        self.labels_: list[str] = list(labels)
+        self.features_ = FeatureIndex(template)
+        self.count_ = 0.0
+        self.n_updates_ = 0
+        self._arrays_for(0)
+        self._avg: tuple[np.ndarray, np.ndarray] | None = None
+
+    # ----- state -----------------------------------------------------------------------------
+    def _arrays_for(self, n_features: int) -> None:
+        L = len(self.labels_)
+        a0 = self.params["init_variance"]
+        self.W_ = np.zeros((n_features, L))
+        self.A_ = np.zeros((L + 2, L))
+        self.SW_ = np.full((n_features, L), a0)
+        self.SA_ = np.full((L + 2, L), a0)
+        self.UW_ = np.zeros((n_features, L))
+        self.UA_ = np.zeros((L + 2, L))
+
+    def _grow(self, n_features: int, exact: bool = False) -> None:
+        """Make room for ``n_features`` rows (amortised doubling unless ``exact``); new weights 0,
+        variance ``init_variance``."""
+        old = self.W_.shape[0]
+        if n_features <= old:
+            return
+        rows = n_features if exact else max(n_features, 2 * old, 1024)
+        L = len(self.labels_)
+        for name, fill in (("W_", 0.0), ("SW_", self.params["init_variance"]), ("UW_", 0.0)):
+            arr = np.full((rows, L), fill)
+            arr[:old] = getattr(self, name)
+            setattr(self, name, arr)
+
+    def _add_labels(self, tags: Iterable[str]) -> None:
+        new = [t for t in dict.fromkeys(tags) if t not in self.labels_]
+        if not new:
+            return
+        old_L = len(self.labels_)
+        self.labels_.extend(new)
+        L = len(self.labels_)
+        a0 = self.params["init_variance"]
+
+        def widen(arr: np.ndarray, fill: float, trans: bool) -> np.ndarray:
+            rows = L + 2 if trans else arr.shape[0]
+            out = np.full((rows, L), fill)
+            if trans:
+                out[:old_L, :old_L] = arr[:old_L]
+                out[L : L + 2, :old_L] = arr[old_L : old_L + 2]
+            else:
+                out[:, :old_L] = arr
+            return out
+
+        for name, fill in (("W_", 0.0), ("SW_", a0), ("UW_", 0.0)):
+            setattr(self, name, widen(getattr(self, name), fill, False))
+        for name, fill in (("A_", 0.0), ("SA_", a0), ("UA_", 0.0)):
+            setattr(self, name, widen(getattr(self, name), fill, True))
+        self._avg = None
+
+    @property
+    def n_features_(self) -> int:
+        return len(self.features_)
+
+    def averaged(self) -> tuple[np.ndarray, np.ndarray]:
+        """The averaged mean ``(W, A)`` that predictions use: the mean of the weight vectors left
+        after each example so far (cached until the next update)."""
+        if self._avg is None:
+            F = self.n_features_
+            if self.count_ > 0:  # w - U / count, with one temporary array
+                W = np.multiply(self.UW_[:F], -1.0 / self.count_)
+                W += self.W_[:F]
+                A = self.A_ - self.UA_ / self.count_
+            else:
+                W, A = self.W_[:F].copy(), self.A_.copy()
+            self._avg = (W, A)
+        return self._avg
+
+    def covariance(self) -> tuple[np.ndarray, np.ndarray]:
+        """The diagonal covariance ``(SW, SA)`` (all ``init_variance`` for learners without one)."""
+        return self.SW_[: self.n_features_], self.SA_
+
+    # ----- learning ---------------------------------------------------------------------------
+    def _tag_ids(self, tags: Sequence[str]) -> np.ndarray:
+        index = {t: i for i, t in enumerate(self.labels_)}
+        return np.array([index[t] for t in tags], dtype=np.int32)
+
+    def _phi(self) -> float:
+        return NormalDist().inv_cdf(self.params["eta"])
+
+    def _run(self, order: np.ndarray, enc: Encoded, gold: np.ndarray) -> int:
+        """One compiled pass over ``order``; returns the tokens mislabeled before each update."""
+        self._grow(self.n_features_)
+        p = self.params
+        self.count_, errors = K.train_epoch(
+            order, enc.feat_ids, enc.tok_offsets, enc.sent_offsets, gold,
+            self.W_, self.A_, self.SW_, self.SA_, self.UW_, self.UA_, self.count_,
+            self._algo, K.PROJ_L2 if p["projection"] == "l2" else K.PROJ_KL,
+            p["c"], self._phi(), p["k"], p["mistake_driven"],
+        )  # fmt: skip
+        self.n_updates_ += len(order)
+        self._avg = None
+        return int(errors)
+
+    def learn_one(
+        self, tokens: Sequence[str], tags: Sequence[str], **columns: Sequence[str]
+    ) -> None:
+        """One online update on one labeled sentence (new features and labels are admitted)."""
+        if len(tokens) != len(tags):
+            raise ValueError(f"{len(tokens)} tokens but {len(tags)} tags")
+        internal = self.codec_.encode(tags)
+        self._add_labels(internal)
+        s = Sentence(list(tokens), None, {k: list(v) for k, v in columns.items()})
+        enc = self.features_.encode([s])
+        self._run(np.zeros(1, dtype=np.int64), enc, self._tag_ids(internal))
+
+    def fit(
+        self,
+        sentences: Iterable[Sentence],
+        epochs: int = 10,
+        seed: int = 0,
+        dev: Sequence[Sentence] | None = None,
+        progress: Progress | None = None,
+    ) -> SequenceLearner:
+        """Train ``epochs`` passes in seeded random orders (same seed, same model).
+
+        After each epoch ``progress(epoch, epochs, stats)`` gets ``mistakes`` (training tokens
+        mislabeled before their update), ``seconds`` and, when ``dev`` is given, ``dev_f1``.
+        """
+        data = [s for s in sentences if s.tags is not None]
+        internal = [self.codec_.encode(s.tags) for s in data]
+        self._add_labels(t for tags in internal for t in tags)
+        fresh = not self.features_.frozen and not self.n_features_
+        if self.params["min_count"] > 1 and fresh:
+            enc = self.features_.encode_pruned(data, self.params["min_count"])
+        else:
+            enc = self.features_.encode(data)
+        self._grow(self.n_features_, exact=fresh)
+        gold = self._tag_ids([t for tags in internal for t in tags])
+        held = [s for s in dev if s.tags is not None] if dev is not None else []
+        held_enc = self.encode(held)  # the index no longer grows during the epochs
+        rng = np.random.default_rng(seed)
+        for epoch in range(1, epochs + 1):
+            start = time.perf_counter()
+            errors = self._run(rng.permutation(len(data)).astype(np.int64), enc, gold)
+            stats: dict[str, Any] = {"mistakes": errors, "seconds": time.perf_counter() - start}
+            if dev is not None:
+                pred = self.tags_of(self.predict_ids(held_enc), [len(s) for s in held])
+                stats["dev_f1"] = chunk_f1([s.tags for s in held], pred).f1
+            if progress is not None:
+                progress(epoch, epochs, stats)
+        return self
+
+    # ----- prediction -------------------------------------------------------------------------
+    def encode(self, sentences: Iterable[Sentence]) -> Encoded:
+        """Encode for prediction: unseen features are dropped, never added."""
+        return self.features_.encode(sentences, grow=False)
+
+    def predict_ids(self, enc: Encoded) -> np.ndarray:
+        """Internal label ids (into ``labels_``) of every token of an encoded batch under the
+        averaged mean; ``tags_of`` turns them into user tags."""
+        W, A = self.averaged()
+        return viterbi_batch(emissions(enc.feat_ids, enc.tok_offsets, W), enc.sent_offsets, A)
+
+    def predict(self, sentences: Iterable[Sentence]) -> list[list[str]]:
+        """Tags of every sentence under the averaged mean (empty lists before any training)."""
+        sents = list(sentences)
+        if not self.labels_:
+            return [[] for _ in sents]
+        return self.tags_of(self.predict_ids(self.encode(sents)), [len(s) for s in sents])
+
+    def tags_of(self, ids: np.ndarray, lengths: Sequence[int]) -> list[list[str]]:
+        """User tags from ``predict_ids`` output (internal label ids, sentences concatenated)."""
+        out, t = [], 0
+        for n in lengths:
+            out.append(self.codec_.decode([self.labels_[i] for i in ids[t : t + n]]))
+            t += n
+        return out
+
+    def predict_one(self, tokens: Sequence[str], **columns: Sequence[str]) -> list[str]:
+        """Tags of one sentence given as tokens plus optional columns (``pos=[...]``)."""
+        if not self.labels_:
+            return []
+        s = Sentence(list(tokens), None, {k: list(v) for k, v in columns.items()})
+        enc = self.encode([s])
+        W, A = self.averaged()
+        ids = viterbi(emissions(enc.feat_ids, enc.tok_offsets, W), A)
+        return self.codec_.decode([self.labels_[i] for i in ids])
+
+    def score(self, sentences: Sequence[Sentence]) -> Report:
+        """conlleval chunk scores (``cwal.measures.Report``) of the predictions on labeled data."""
+        labeled = [s for s in sentences if s.tags is not None]
+        return chunk_f1([s.tags for s in labeled], self.predict(labeled))
+
+    # ----- persistence ------------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        """The model as the bytes of an ``.npz`` (arrays plus JSON metadata; never pickle)."""
+        return _persist.to_bytes(self)
+
+    def save(self, path: str | Path) -> None:
+        """Write the model to ``path`` (an ``.npz``; see ``to_bytes``)."""
+        Path(path).write_bytes(self.to_bytes())
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str = "<bytes>") -> SequenceLearner:
+        """Rebuild a model from ``to_bytes`` output; a malformed file raises ModelFileError."""
+        return _persist.from_bytes(data, source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> SequenceLearner:
+        """Read a model saved by ``save``; a missing or malformed file raises ModelFileError."""
+        return _persist.load(path)
+
+    def __repr__(self) -> str:
+        shown = {k: v for k, v in self.params.items() if k != "algorithm"}
+        return f"{type(self).__name__}({shown}, labels={len(self.labels_)}, features={len(self.features_)})"

@@ -1,0 +1,175 @@
+"""The scoring queue: a background thread keeps a ranking of candidates fresh as the model moves.
+
+``request(version)`` asks for scores at least that fresh; the thread rescoring the newest model
+each time it wakes. ``get(min_version)`` returns the current ranking at once when it was scored at
+``min_version`` or later, else waits for the next refresh. A served suggestion is therefore at
+most ``version - min_version`` updates old (the session's ``max_staleness``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+
+@dataclass
+class Scored:
+    """A ranking of candidates and what the scoring model predicted for them."""
+
+    version: int
+    generation: tuple[int, int]  # (base checkpoint id or 0, version): a model's identity
+    ranked: list[int]
+    strategy: str
+    cold: bool = False
+    predicted: dict[int, list[str]] = field(default_factory=dict)
+    confidence: dict[int, list[float]] = field(default_factory=dict)
+    least: dict[int, int] = field(default_factory=dict)
+    score: dict[int, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    finished: float = field(default_factory=time.monotonic)
+
+
+def background_thread(nice: int = 10) -> None:
+    """Make the calling thread a background worker: its compiled kernels run single-threaded
+    (numba's thread count is per thread) and, on Linux, it yields the CPU to request threads and
+    the database (a 2-core machine must not starve ``submit`` while scoring)."""
+    numba.set_num_threads(1)
+    if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
+        with contextlib.suppress(OSError):  # not permitted here: run at normal priority
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+
+
+def candidate_seed(project_id: int, version: int) -> list[int]:
+    """The RNG seed of a candidate sample: same project and model version, same sample."""
+    return [int(project_id), int(version), 0xC0A1]
+
+
+def sample_candidates(
+    pool_ids: np.ndarray, labeled: set[int], n: int, seed: Sequence[int]
+) -> np.ndarray:
+    """Up to ``n`` unlabeled pool ids drawn without replacement, in draw order (deterministic)."""
+    unlabeled = pool_ids[~np.isin(pool_ids, np.fromiter(labeled, np.int64, len(labeled)))]
+    if unlabeled.size <= n:
+        return np.random.default_rng(seed).permutation(unlabeled)
+    return np.random.default_rng(seed).choice(unlabeled, size=n, replace=False)
+
+
+def rank(ids: np.ndarray, score: np.ndarray, lengths: np.ndarray) -> list[int]:
+    """Lowest score first; ties to the shorter sentence, then the lower id."""
+    order = np.lexsort((ids, lengths, score))
+    return [int(i) for i in ids[order]]
+
+
+class ScoringQueue:
+    """Runs ``score()`` in a daemon thread whenever a fresher ranking is wanted."""
+
+    def __init__(
+        self,
+        score: Callable[[], Scored],
+        idle: Callable[[], bool] | None = None,
+        name: str = "cwal-scorer",
+    ) -> None:
+        """``idle()`` is called, one short step at a time, while the ranking is fresh (it
+        returns whether more idle work remains)."""
+        self._score = score
+        self._idle = idle
+        self._more_idle_work = True
+        self._cond = threading.Condition()
+        self._wanted: tuple[int, int] | None = None
+        self._current: Scored | None = None
+        self._error: BaseException | None = None
+        self._stop = False
+        self._busy = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def current(self) -> Scored | None:
+        return self._current
+
+    def request(self, generation: tuple[int, int]) -> None:
+        """Ask for a ranking by the model of ``generation`` (or a newer one)."""
+        with self._cond:
+            if self._wanted is None or generation != self._wanted:
+                self._wanted = generation
+                self._cond.notify_all()
+
+    def _fresh(self) -> bool:
+        cur = self._current
+        return cur is not None and cur.generation == self._wanted
+
+    def _run(self) -> None:
+        background_thread()
+        while True:
+            with self._cond:
+                while not self._stop and (self._wanted is None or self._fresh()):
+                    idle = self._idle is not None and self._current is not None
+                    if not (idle and self._more_idle_work):
+                        self._cond.wait()
+                        continue
+                    self._cond.release()  # idle work runs unlocked, one small step at a time
+                    try:
+                        self._more_idle_work = bool(self._idle())
+                    except Exception:  # idle work is optional: stop it, keep scoring
+                        self._more_idle_work = False
+                    finally:
+                        self._cond.acquire()
+                if self._stop:
+                    return
+                self._busy = True
+            try:
+                scored = self._score()
+                error = None
+            except BaseException as exc:  # surfaced to the caller of get()
+                scored, error = None, exc
+            with self._cond:
+                self._busy = False
+                if scored is not None:
+                    self._current = scored
+                    self._more_idle_work = True
+                self._error = error
+                self._cond.notify_all()
+                if error is not None:
+                    self._cond.wait(1.0)
+
+    def get(self, min_version: int, timeout: float = 120.0) -> Scored:
+        """The current ranking if scored at ``min_version`` or later, else the next refresh."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                cur = self._current
+                if cur is not None and cur.version >= min_version:
+                    return cur
+                if self._error is not None:
+                    raise RuntimeError("scoring failed") from self._error
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"no ranking at version >= {min_version} in {timeout} s")
+                self._cond.wait(left)
+
+    def wait_fresh(self, timeout: float = 120.0) -> Scored:
+        """Block until the ranking is by the last requested model (tests, benchmarks)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self._fresh() or self._busy:
+                if self._error is not None:
+                    raise RuntimeError("scoring failed") from self._error
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("the scoring queue did not catch up")
+                self._cond.wait(left)
+            assert self._current is not None
+            return self._current
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        self._thread.join(timeout=30)

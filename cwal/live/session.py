@@ -1,0 +1,380 @@
+"""The project session: what an annotator's click sets in motion (docs/design.md, "The live service").
+
+One session per project per process. The store is the source of truth: ``submit`` commits the
+label first, then the session catches up with the log (every row after the last one it applied,
+in id order, its own included) and applies one online update per submission. Before its own
+submission is learned, the session snapshots what the model knew about that sentence; a recorder
+thread turns it into the prequential record (prediction + KD-PC confidence, logged to the store,
+plus KD agreement over the s grid for tuning). ``next`` serves from a background-scored ranking
+that is at most ``max_staleness`` updates old and leases through the store, which never hands a
+sentence leased to someone else.
+"""
+
+from __future__ import annotations
+
+import queue as stdqueue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+
+from cwal.io import Sentence
+from cwal.learners import SequenceLearner
+from cwal.live import kd
+from cwal.live.config import LiveConfig
+from cwal.live.consolidation import Consolidator, PrequentialRecord, Retrained, consolidate, swap
+from cwal.live.pool import PoolCache
+from cwal.live.protocol import LogRow, PoolSentence, PredictionRow, Store
+from cwal.live.queue import (
+    Scored,
+    ScoringQueue,
+    background_thread,
+    candidate_seed,
+    rank,
+    sample_candidates,
+)
+from cwal.live.replay import LearnerSpec, LiveModel, build, replay, valid_base
+from cwal.live.scoring import prefill, prequential, rank_by_kd, rank_by_strategy, seed_of
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A sentence leased to an annotator, with the pre-fill: predicted tags and per-token KD-PC
+    confidence (None at cold start), the least confident position, the live model's version and
+    the version that scored it (at most ``max_staleness`` behind)."""
+
+    sentence_id: int
+    tokens: list[str]
+    columns: dict[str, list[str]]
+    predicted: list[str] | None
+    confidence: list[float] | None
+    least_confident: int | None
+    model_version: int
+    scored_version: int
+    strategy: str
+
+
+@dataclass
+class _Job:
+    """A prequential snapshot: the model's rows for one submitted sentence before its update."""
+
+    row: LogRow
+    rows: kd.Rows
+    version: int
+    s_pc: float
+
+
+class ProjectSession:
+    """The live active-learning service of one project (thread-safe)."""
+
+    def __init__(
+        self, store: Store, project_id: int, *, config: LiveConfig | None = None, **overrides: Any
+    ) -> None:
+        self.store = store
+        self.project_id = project_id
+        settings = store.settings(project_id)
+        self.config = config or LiveConfig.from_settings(settings, **overrides)
+        self.spec = LearnerSpec.from_settings(settings)
+        self._lock = threading.RLock()
+        self.live, self._base_state = self._build()
+        self.pool = PoolCache(self.spec.template)
+        self._pool_ids = np.zeros(0, dtype=np.int64)  # re-read before each ranking (imports)
+        self.record = PrequentialRecord()
+        self.consolidations: list[dict[str, Any]] = []  # one entry per swap, oldest first
+        self.record_error: Exception | None = None
+        self._jobs: stdqueue.Queue[_Job | None] = stdqueue.Queue()
+        self._recorder = threading.Thread(
+            target=self._record_loop, name="cwal-recorder", daemon=True
+        )
+        self._recorder.start()
+        self.queue = ScoringQueue(self._score, idle=self._warm_pool)
+        self.consolidator = Consolidator(self._consolidate)
+        self._closed = False
+        self.queue.request(self.generation)
+
+    # ----- model state ------------------------------------------------------------------------
+    def _build(self, **kw: Any) -> tuple[LiveModel, bytes | None]:
+        defaults = (self.config.s_pc, self.config.s_fixed)
+        if "base" not in kw:
+            base = valid_base(
+                self.store.checkpoints(self.project_id), self.store.retractions(self.project_id)
+            )
+            kw["base"] = base
+            kw["state"] = self.store.checkpoint_state(base.id) if base is not None else None
+        return build(self.store, self.project_id, self.spec, defaults, **kw), kw["state"]
+
+    @property
+    def generation(self) -> tuple[int, int]:
+        base = self.live.base
+        return (base.id if base is not None else 0, self.live.version)
+
+    @property
+    def model(self) -> SequenceLearner:
+        return self.live.model
+
+    def _catch_up(self, own: int | None = None) -> list[_Job]:
+        """Apply every log row after the watermark (under the lock); snapshots for ``own``."""
+        live = self.live
+        rows = self.store.log_after(self.project_id, live.watermark)
+        if not rows:
+            return []
+        undone = {r.supersedes_id for r in rows if r.status == "undone"}
+        learned = live.submission_ids() - live.retracted_in_tail()
+        if undone & learned:  # a label the model already reflects was undone: replay the tail
+            self.live, _ = self._build(
+                base=live.base, state=self._base_state, tail=live.tail + rows
+            )
+            return []
+        covered = any(t is not None and t <= live.base_last for t in undone)
+        if covered and any(t in undone for t, _ in self.store.retractions(self.project_id)):
+            self.live, self._base_state = self._build()  # the base itself is now invalid
+            return []
+        jobs: list[_Job] = []
+
+        def snapshot(row: LogRow) -> None:
+            if row.id == own and live.model.labels_ and live.n_labeled:
+                snap = kd.rows_for(live.model, live.model.encode([_sentence(row)]))
+                jobs.append(_Job(row, snap, live.version, live.s_pc))
+
+        replay(live, rows, before_learn=snapshot)
+        return jobs
+
+    def _after_change(self, jobs: list[_Job]) -> None:
+        for job in jobs:
+            self._jobs.put(job)
+        self.queue.request(self.generation)
+        if self.needs_consolidation():
+            self.consolidator.trigger()
+
+    def needs_consolidation(self) -> bool:
+        """True once ``consolidation_interval`` updates arrived since the base checkpoint."""
+        live = self.live
+        done = int(live.base.info.get("version", 0)) if live.base is not None else 0
+        return live.version - done >= self.config.consolidation_interval and live.n_labeled > 0
+
+    def sync(self) -> None:
+        """Catch up with rows other processes stored (``next`` and ``submit`` do it too)."""
+        with self._lock:
+            jobs = self._catch_up()
+        self._after_change(jobs)
+
+    # ----- the service ------------------------------------------------------------------------
+    def submit(
+        self, sentence_id: int, tags: list[str], annotator_id: int, seconds: float | None = None
+    ) -> int:
+        """Store the annotation (committed first), then update the live model; its id."""
+        annotation_id = self.store.submit(sentence_id, annotator_id, tags, seconds)
+        with self._lock:
+            jobs = self._catch_up(own=annotation_id)
+        self._after_change(jobs)
+        return annotation_id
+
+    def next(self, annotator_id: int, n: int = 1) -> list[Suggestion]:
+        """Lease up to ``n`` sentences to the annotator, best first by the project's strategy."""
+        self.sync()
+        with self._lock:
+            version, cold = self.live.version, self.live.n_labeled == 0
+        scored = self.queue.get(version - self.config.max_staleness)
+        if scored.cold and not cold:  # the first label switches to the project's strategy
+            scored = self.queue.get(version)
+        ttl = self.config.lease_ttl
+        ids = self.store.lease(self.project_id, annotator_id, scored.ranked, ttl, n)
+        if not ids:  # every candidate is taken: anything still free in the pool
+            ids = self.store.lease(self.project_id, annotator_id, None, ttl, n)
+        return [self._suggest(i, scored, version) for i in ids]
+
+    def preview(self, n: int = 1) -> list[Suggestion]:
+        """The top of the current ranking without leasing (what ``next`` would choose from)."""
+        self.sync()
+        scored = self.queue.wait_fresh()
+        return [self._suggest(i, scored, scored.version) for i in scored.ranked[:n]]
+
+    def skip(self, sentence_id: int, annotator_id: int) -> None:
+        """Release the lease and record the skip (the sentence is not offered to them again)."""
+        self.store.skip(sentence_id, annotator_id)
+        self.sync()
+
+    def undo(self, annotator_id: int) -> int | None:
+        """Retract the annotator's newest submission or skip; the model is rebuilt without it
+        and the sentence is leased back to them. The sentence id, or None."""
+        done = self.store.undo(self.project_id, annotator_id, self.config.lease_ttl)
+        self.sync()
+        return None if done is None else done[1]
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            live = self.live
+            cur = self.queue.current
+            return {
+                "project_id": self.project_id,
+                "model_version": live.version,
+                "checkpoint_id": live.base.id if live.base is not None else None,
+                "annotations_seen": live.watermark,
+                "labeled_sentences": live.n_labeled,
+                "queue_version": None if cur is None else cur.version,
+                "queue_age_updates": None if cur is None else live.version - cur.version,
+                "queue_seconds": None if cur is None else cur.seconds,
+                "strategy": self.config.strategy,
+                "s_pc": live.s_pc,
+                "s_fixed": live.s_fixed,
+                "consolidating": self.consolidator.busy,
+                "last_consolidation": self.consolidations[-1] if self.consolidations else None,
+                "consolidation_error": _error(self.consolidator.last_error),
+                "record_error": _error(self.record_error),
+            }
+
+    def wait_idle(self, timeout: float = 300.0) -> None:
+        """Block until prequential records, consolidation and the ranking have caught up."""
+        self._jobs.join()
+        self.consolidator.wait(timeout)
+        self.queue.wait_fresh(timeout)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._jobs.put(None)
+        self.consolidator.stop()
+        self.queue.stop()
+        self._recorder.join(timeout=30)
+
+    # ----- scoring ------------------------------------------------------------------------------
+    def _suggest(self, sentence_id: int, scored: Scored, version: int) -> Suggestion:
+        """``version``: the live model's when the request came (``scored`` is at most
+        ``max_staleness`` behind it; a sentence scored on demand is at least as fresh)."""
+        with self._lock:
+            cold = self.live.n_labeled == 0
+        if sentence_id not in self.pool:
+            self.pool.add(self.store.pool_sentences([sentence_id]))
+        s = self.pool.sentence(sentence_id)
+        pred = conf = least = None
+        scored_version = scored.version
+        if not cold:
+            if self.config.strategy == "kd-pc" and sentence_id in scored.predicted:
+                pred, conf = scored.predicted[sentence_id], scored.confidence[sentence_id]
+                least = scored.least[sentence_id]
+            else:
+                pred, conf, least, scored_version = self._score_one(s)
+        return Suggestion(
+            s.id, list(s.tokens), dict(s.columns), pred, conf, least, version, scored_version,
+            self.config.strategy if not scored.cold else self.config.seed_strategy,
+        )  # fmt: skip
+
+    def _score_one(self, s: PoolSentence) -> tuple[list[str], list[float], int | None, int]:
+        """KD-PC pre-fill of one sentence by the current model."""
+        with self._lock:
+            live = self.live
+            rows = kd.rows_for(live.model, live.model.encode([_sentence(s)]))
+            version, s_pc = live.version, live.s_pc
+        seed = seed_of(self.project_id, version, s.id)
+        pred, conf, least = prefill(rows, s_pc, k=self.config.k, seed=seed)
+        return pred, conf, least, version
+
+    def _warm_pool(self, step: int = 32) -> bool:
+        """Idle-time work: extract the features of a few more pool sentences, so that later
+        rankings spend their time in compiled code. False once the whole pool is cached."""
+        todo = self.pool.missing(self._pool_ids.tolist())[:step]
+        if todo:
+            self.pool.add(self.store.pool_sentences(todo))
+        return len(todo) == step
+
+    def _sample(self) -> tuple[tuple[int, int], bool, np.ndarray, np.ndarray, list[int]]:
+        """The current generation's candidate sample (features cached in the pool), lengths."""
+        with self._lock:
+            gen = self.generation
+            labeled = {i for i, ids in self.live.labeled.items() if ids}
+            cold = self.live.n_labeled == 0
+        seed = candidate_seed(self.project_id, gen[1])
+        self._pool_ids = np.asarray(self.store.pool_ids(self.project_id), dtype=np.int64)
+        cands = sample_candidates(self._pool_ids, labeled, self.config.candidates, seed)
+        missing = self.pool.missing(cands.tolist())
+        if missing:
+            self.pool.add(self.store.pool_sentences(missing))
+        lengths = np.array([self.pool.lengths[i] for i in cands.tolist()], dtype=np.int64)
+        return gen, cold, cands, lengths, seed
+
+    def _score(self) -> Scored:
+        """Rank the generation's candidate sample by the project's strategy (scorer thread).
+
+        The sample is drawn from (project, version) and scored by that same model; if the model
+        moves meanwhile the sample is redrawn (a few times, then the newer model scores the
+        older sample, labeled with the older version: it is then simply refreshed again)."""
+        start = time.perf_counter()
+        # the first ranking (start-up: nobody is being served yet) may use every core
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS if self.queue.current is None else 1)
+        for attempt in range(3):
+            gen, cold, cands, lengths, seed = self._sample()
+            strategy = self.config.seed_strategy if cold else self.config.strategy
+            if strategy in ("random", "shortest") or not len(cands):
+                score = np.arange(len(cands), dtype=np.float64) if strategy == "random" else lengths
+                ranked = rank(cands, np.asarray(score, dtype=np.float64), lengths * 0)
+                return Scored(gen[1], gen, ranked, strategy, cold,
+                              seconds=time.perf_counter() - start)  # fmt: skip
+            batch = self.pool.gather(cands.tolist())
+            with self._lock:
+                index = self.live.model.features_
+                strings = None if self.pool.follows(index) else index.strings
+            if strings is not None:  # a new model was swapped in: map onto it off the lock
+                self.pool.follow(index, strings)
+            with self._lock:
+                if self.generation != gen and attempt < 2:
+                    continue
+                self.pool.sync(self.live.model.features_)
+                mids = self.pool.model_ids(batch.gids)
+            enc, known = batch.localize(mids)  # off the lock: linear in the batch
+            with self._lock:
+                if self.generation != gen and attempt < 2:
+                    continue
+                live = self.live
+                W, A, SW, SA = kd.take_rows(live.model, known)
+                labels, has_cov = list(live.model.labels_), live.model.has_covariance
+                s = live.s_fixed if strategy == "kd-fixed" else live.s_pc
+            break
+        rows = kd.Rows(enc, W, A, SW, SA, labels, has_cov)
+        by = rank_by_kd if strategy in ("kd-pc", "kd-fixed") else rank_by_strategy
+        out = by(rows, cands, lengths, strategy, s, k=self.config.k, seed=seed_of(*seed),
+                 version=gen[1], generation=gen)  # fmt: skip
+        out.seconds = time.perf_counter() - start
+        return out
+
+    # ----- prequential record -------------------------------------------------------------------
+    def _record_loop(self) -> None:
+        background_thread()
+        while True:
+            job = self._jobs.get()
+            try:
+                if job is None:
+                    return
+                self._record(job)
+            except Exception as exc:  # the label itself is already safe; say what failed
+                self.record_error = exc
+            finally:
+                self._jobs.task_done()
+
+    def _record(self, job: _Job) -> None:
+        row = job.row
+        seed = seed_of(self.project_id, job.version, row.id)
+        rec = prequential(job.rows, list(row.tags or []), job.s_pc, k=self.config.k, seed=seed)
+        self.record.add(rec.grid_pc, rec.grid_fixed, rec.correct)
+        least = min(rec.confidence) if rec.confidence else None
+        pred = PredictionRow(row.sentence_id, job.version, rec.predicted, rec.confidence, "kd-pc",
+                             least, row.user_id)  # fmt: skip
+        self.store.log_predictions(self.project_id, [pred])
+
+    # ----- consolidation (cwal.live.consolidation) --------------------------------------------
+    def _consolidate(self) -> None:
+        consolidate(self)
+
+    def _swap(self, new: Retrained) -> None:
+        swap(self, new)
+
+
+def _sentence(row: LogRow | PoolSentence) -> Sentence:
+    return Sentence(list(row.tokens), None, dict(row.columns))
+
+
+def _error(exc: BaseException | None) -> str | None:
+    return None if exc is None else f"{type(exc).__name__}: {exc}"

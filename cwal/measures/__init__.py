@@ -1,0 +1,46 @@
+"""Evaluation measures: conlleval chunk F1 and the confidence measures of mejer-crammer-2010 §5.
+
+Plain functions returning numbers, dicts or pandas DataFrames, for the dashboard and benchmarks.
+"""
+
+from cwal.measures.chunks import (
+    Report,
+    chunk_f1,
+    end_of_chunk,
+    format_report,
+    report_table,
+    split_tag,
+    start_of_chunk,
+)
+from cwal.measures.confidence import (
+    TIES,
+    average_precision,
+    brier_score,
+    calibration_rmse,
+    entropy_histogram,
+    errors_in_top,
+    expected_calibration_error,
+    rank_order,
+    reliability_table,
+    token_entropy,
+)
+
+__all__ = [
+    "TIES",
+    "Report",
+    "average_precision",
+    "brier_score",
+    "calibration_rmse",
+    "chunk_f1",
+    "end_of_chunk",
+    "entropy_histogram",
+    "errors_in_top",
+    "expected_calibration_error",
+    "format_report",
+    "rank_order",
+    "reliability_table",
+    "report_table",
+    "split_tag",
+    "start_of_chunk",
+    "token_entropy",
+]

@@ -1,0 +1,234 @@
+"""What the current model says about sentences: the live model rebuilt from the store's records,
+per-token KD-PC confidence, label distribution and entropy, how strongly it disagrees with given
+labels, scores on gold data, and the accuracy it expects on the unlabeled pool.
+
+The model is rebuilt exactly as the live service builds it (``cwal.live.replay.build``: the
+newest valid checkpoint plus the later rows replayed), so version and weights match the live one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cwal.confidence import estimate
+from cwal.decode import emissions, max_marginals_batch, viterbi_batch
+from cwal.features import Encoded
+from cwal.io import Sentence, schemes
+from cwal.learners import SequenceLearner
+from cwal.live import CheckpointMeta, LiveConfig, LogRow, PoolSentence
+from cwal.live.pool import PoolCache
+from cwal.live.replay import LearnerSpec, build
+from cwal.measures import chunk_f1
+
+TOKEN_COLUMNS = [
+    "sentence_id", "position", "token", "predicted", "confidence", "entropy", "margin", "key"
+]  # fmt: skip
+GIVEN_COLUMNS = ["given", "p_given", "gap", "agrees"]
+
+
+@dataclass
+class ModelState:
+    """A model with what its confidence needs: the version it has, KD method, scale and draws."""
+
+    model: SequenceLearner
+    version: int
+    s: float
+    k: int
+    method: str
+    checkpoint_id: int | None = None
+
+    @property
+    def trained(self) -> bool:
+        return self.version > 0 and bool(self.model.labels_)
+
+
+def rebuild(
+    settings: Mapping[str, Any],
+    base: CheckpointMeta | None,
+    state: bytes | None,
+    tail: Sequence[LogRow],
+) -> ModelState:
+    """The live model: ``base`` (the newest valid checkpoint, with its ``state`` bytes) or an
+    empty learner, then the label-log rows after it (``tail``, id order) replayed online."""
+    spec = LearnerSpec.from_settings(dict(settings))
+    config = LiveConfig.from_settings(dict(settings))
+    live = build(
+        None,  # type: ignore[arg-type]  # never read: base state, labeled and tail are given
+        0,
+        spec,
+        (config.s_pc, config.s_fixed),
+        base=base,
+        state=state if base is not None else None,
+        tail=list(tail),
+        labeled={},
+    )
+    model = live.model
+    method = "kd-pc" if model.has_covariance else "kd-fixed"
+    s = live.s_pc if method == "kd-pc" else live.s_fixed
+    cid = base.id if base is not None else None
+    return ModelState(model, live.version, float(s), config.k, method, cid)
+
+
+def checkpoint_state(settings: Mapping[str, Any], meta: CheckpointMeta, state: bytes) -> ModelState:
+    """A stored checkpoint's model as it was consolidated (no rows replayed after it)."""
+    return rebuild(settings, meta, state, [])
+
+
+class FeatureCache:
+    """Template features of stored sentences, extracted once per process and re-mapped onto
+    any model's feature index (``cwal.live.pool.PoolCache``); one model at a time."""
+
+    def __init__(self, template: str) -> None:
+        self.pool = PoolCache(template)
+        self._lock = threading.Lock()
+
+    def encode(self, model: SequenceLearner, sentences: Sequence[PoolSentence]) -> Encoded:
+        """The sentences in ``model``'s feature ids (unknown features dropped)."""
+        self.pool.add(s for s in sentences if s.id not in self.pool)
+        with self._lock:
+            self.pool.sync(model.features_)
+            return self.pool.encode([s.id for s in sentences])
+
+
+def _decode(model: SequenceLearner, ids: np.ndarray, offsets: np.ndarray) -> list[str]:
+    """User tags of every token (the learner's codec, sentence by sentence)."""
+    labels = model.labels_
+    out: list[str] = []
+    for b in range(len(offsets) - 1):
+        out += model.codec_.decode([labels[i] for i in ids[offsets[b] : offsets[b + 1]]])
+    return out
+
+
+def _internal(model: SequenceLearner, tags: Sequence[str]) -> list[str]:
+    """Given user tags as the learner's internal labels (BIOES when it re-encodes)."""
+    tags = list(tags)
+    if model.codec_.encoding == "raw" or not all(schemes.split_tag(t) for t in tags):
+        return tags
+    return schemes.repair(tags, "BIOES")
+
+
+def _margin(conf: Any) -> np.ndarray:
+    for values in (conf.draw_margin, conf.margin):
+        if values is not None:
+            return np.asarray(values, dtype=np.float64)
+    return np.full(conf.n_tokens, np.nan)
+
+
+def token_frame(
+    state: ModelState,
+    enc: Encoded,
+    sentences: Sequence[PoolSentence],
+    *,
+    given: Mapping[int, Sequence[str]] | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """One row per token: the model's ``predicted`` tag, its KD ``confidence``, the ``entropy``
+    of the K draws' label distribution, ``margin`` (the ranking's score margin: mean signed
+    margin over the draws, else Delta; NaN when the method has none) and ``key`` (rank key:
+    lower = less sure).
+
+    With ``given`` (sentence id -> tags) also ``given``, ``p_given`` (share of draws that give
+    the given label), ``gap`` (best score minus the best score with that token forced to the
+    given label: 0 when the model agrees, inf for a label it does not know) and ``agrees``.
+    """
+    columns = TOKEN_COLUMNS + (GIVEN_COLUMNS if given is not None else [])
+    if not sentences or not state.trained:
+        return pd.DataFrame(columns=columns)
+    model = state.model
+    conf = estimate(model, enc, state.method, k=state.k, s=state.s, seed=seed)
+    off = enc.sent_offsets
+    frame = pd.DataFrame(
+        {
+            "sentence_id": np.repeat([s.id for s in sentences], np.diff(off)),
+            "position": np.concatenate([np.arange(len(s.tokens)) for s in sentences]),
+            "token": [t for s in sentences for t in s.tokens],
+            "predicted": _decode(model, conf.labels, off),
+            "confidence": conf.confidence.astype(np.float64),
+            "entropy": conf.entropy.astype(np.float64),
+            "margin": _margin(conf),
+            "key": conf.rank_key(),
+        }
+    )
+    if given is None:
+        return frame
+    index = {label: i for i, label in enumerate(model.labels_)}
+    tags = [t for s in sentences for t in given[s.id]]
+    gid = np.array([index.get(t, -1) for s in sentences for t in _internal(model, given[s.id])])
+    rows = np.arange(len(gid))
+    known = gid >= 0
+    p = np.zeros(len(gid))
+    p[known] = conf.distribution[rows[known], gid[known]]
+    frame["given"] = tags
+    frame["p_given"] = p
+    frame["gap"] = disagreement(model, enc, gid)
+    frame["agrees"] = frame["given"] == frame["predicted"]
+    return frame
+
+
+def disagreement(model: SequenceLearner, enc: Encoded, label_ids: np.ndarray) -> np.ndarray:
+    """Per token: the best labeling's score minus the best score of a labeling that gives the
+    token label ``label_ids[p]`` (max-marginals; 0 = the model agrees; -1 ids give inf)."""
+    W, A = model.averaged()
+    E = emissions(enc.feat_ids, enc.tok_offsets, W)
+    mm = max_marginals_batch(E, enc.sent_offsets, A)
+    gap = np.full(len(label_ids), np.inf)
+    ok = label_ids >= 0
+    rows = np.arange(len(label_ids))
+    gap[ok] = mm.max(axis=1)[ok] - mm[rows[ok], label_ids[ok]]
+    return np.maximum(gap, 0.0)
+
+
+def given_ids(model: SequenceLearner, tags: Sequence[Sequence[str]]) -> np.ndarray:
+    """Internal label ids of given tag sequences, concatenated (-1: unknown to the model)."""
+    index = {label: i for i, label in enumerate(model.labels_)}
+    return np.array([index.get(t, -1) for seq in tags for t in _internal(model, seq)], np.int64)
+
+
+def evaluate(
+    state: ModelState, enc: Encoded, gold: Sequence[Sequence[str]]
+) -> dict[str, float] | None:
+    """conlleval F1 and token accuracy of the model's predictions against gold tags."""
+    if not gold or not state.trained:
+        return None
+    W, A = state.model.averaged()
+    ids = viterbi_batch(emissions(enc.feat_ids, enc.tok_offsets, W), enc.sent_offsets, A)
+    flat = _decode(state.model, ids, enc.sent_offsets)
+    pred, t = [], 0
+    for seq in gold:
+        pred.append(flat[t : t + len(seq)])
+        t += len(seq)
+    report = chunk_f1([list(g) for g in gold], pred)
+    return {"f1": float(report.f1), "accuracy": float(report.token_accuracy)}
+
+
+def pool_estimate(
+    model: SequenceLearner,
+    sentences: Sequence[Sentence],
+    *,
+    s: float,
+    k: int = 50,
+    seed: int = 0,
+) -> dict[str, float | int]:
+    """The accuracy the model expects on unlabeled sentences: the mean calibrated KD-PC
+    confidence of its own predictions there (KD-Fixed for a learner without covariance).
+
+    Meant for the live service at each consolidation (store it in the checkpoint's ``info``);
+    the dashboard reads ``pool_estimate`` from there. Returns ``pool_estimate`` (NaN for no
+    tokens), ``pool_tokens`` and ``pool_sentences``.
+    """
+    sents = [x for x in sentences if len(x.tokens)]
+    if not sents or not model.labels_:
+        return {"pool_estimate": float("nan"), "pool_tokens": 0, "pool_sentences": len(sents)}
+    method = "kd-pc" if model.has_covariance else "kd-fixed"
+    conf = estimate(model, model.encode(sents), method, k=k, s=s, seed=seed)
+    return {
+        "pool_estimate": float(np.mean(conf.confidence)),
+        "pool_tokens": int(conf.n_tokens),
+        "pool_sentences": len(sents),
+    }

@@ -1,0 +1,254 @@
+"""Dashboard data from the label log and the prediction log: how much is labeled, by whom, how
+fast, which labels, and how accurate the model was (prequentially) while it was being taught.
+
+Every function takes plain DataFrames (the store's queries build them) and returns a DataFrame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from cwal.io import schemes
+
+LOG_COLUMNS = ("id", "sentence_id", "status", "supersedes_id", "n_tokens")
+
+
+def labeled_amount(log: pd.DataFrame, at_ids: Iterable[int]) -> pd.DataFrame:
+    """Labeled sentences and words right after each annotation id of ``at_ids``.
+
+    ``log`` holds the annotation rows (``id``, ``sentence_id``, ``status``, ``supersedes_id``,
+    ``n_tokens``). A sentence counts as labeled at id X when it has a submission with id <= X
+    that no ``undone`` row with id <= X retracts. Columns: ``annotation_id``, ``sentences``,
+    ``words``.
+    """
+    at = sorted({int(x) for x in at_ids})
+    counts: list[tuple[int, int]] = []
+    live: dict[int, set[int]] = {}  # sentence -> its live submission ids
+    length: dict[int, int] = {}
+    sentences = words = 0
+    k = 0
+    rows = log.sort_values("id") if len(log) else log
+    for rid, sid, status, sup, n in zip(
+        rows["id"], rows["sentence_id"], rows["status"], rows["supersedes_id"], rows["n_tokens"],
+        strict=True,
+    ):  # fmt: skip
+        while k < len(at) and at[k] < rid:
+            counts.append((sentences, words))
+            k += 1
+        sid = int(sid)
+        before = bool(live.get(sid))
+        if status == "submitted":
+            live.setdefault(sid, set()).add(int(rid))
+            length[sid] = int(n)
+        elif status == "undone" and pd.notna(sup):
+            live.get(sid, set()).discard(int(sup))
+        after = bool(live.get(sid))
+        if after != before:
+            sentences += 1 if after else -1
+            words += length.get(sid, 0) if after else -length.get(sid, 0)
+    counts += [(sentences, words)] * (len(at) - k)
+    return pd.DataFrame(
+        {
+            "annotation_id": np.array(at, dtype=np.int64),
+            "sentences": np.array([c[0] for c in counts], dtype=np.int64),
+            "words": np.array([c[1] for c in counts], dtype=np.int64),
+        }
+    )
+
+
+def labeled_sentences(log: pd.DataFrame) -> set[int]:
+    """Ids of the sentences labeled after the last row of ``log`` (see :func:`labeled_amount`)."""
+    if log.empty:
+        return set()
+    live: dict[int, set[int]] = {}
+    for row in log.sort_values("id").itertuples(index=False):
+        if row.status == "submitted":
+            live.setdefault(int(row.sentence_id), set()).add(int(row.id))
+        elif row.status == "undone" and pd.notna(row.supersedes_id):
+            live.get(int(row.sentence_id), set()).discard(int(row.supersedes_id))
+    return {sid for sid, ids in live.items() if ids}
+
+
+def model_version(log: pd.DataFrame) -> int:
+    """The live model's version: submissions plus undos of submissions (``cwal.live.replay``)."""
+    if log.empty:
+        return 0
+    submitted = set(log.loc[log["status"] == "submitted", "id"].astype(int))
+    undone = log.loc[log["status"] == "undone", "supersedes_id"].dropna().astype(int)
+    return len(submitted) + int(undone.isin(submitted).sum())
+
+
+def throughput(annotation_log: pd.DataFrame, freq: str = "D") -> pd.DataFrame:
+    """Submitted (not retracted) sentences and median seconds per sentence, per annotator and
+    period (``freq``: a pandas period alias, ``D`` days, ``W`` weeks).
+
+    Columns: ``period`` (str), ``annotator``, ``sentences``, ``median_seconds`` (NaN: untimed).
+    """
+    cols = ["period", "annotator", "sentences", "median_seconds"]
+    log = annotation_log
+    if log.empty:
+        return pd.DataFrame(columns=cols)
+    done = log[(log["status"] == "submitted") & ~log["retracted"].astype(bool)]
+    if done.empty:
+        return pd.DataFrame(columns=cols)
+    stamps = pd.to_datetime(done["created_at"], utc=True).dt.tz_localize(None)
+    period = stamps.dt.to_period(freq).astype(str)
+    grouped = done.assign(period=period).groupby(["period", "annotator"], sort=True)
+    out = grouped.agg(sentences=("id", "size"), median_seconds=("seconds", "median"))
+    return out.reset_index()[cols]
+
+
+def annotator_pace(annotation_log: pd.DataFrame) -> pd.DataFrame:
+    """Per annotator: sentences submitted (not retracted), skips, median and mean seconds per
+    timed sentence. Columns: ``annotator``, ``sentences``, ``skipped``, ``median_seconds``,
+    ``mean_seconds``."""
+    cols = ["annotator", "sentences", "skipped", "median_seconds", "mean_seconds"]
+    log = annotation_log
+    if log.empty:
+        return pd.DataFrame(columns=cols)
+    live = log[~log["retracted"].astype(bool)]
+    sub = live[live["status"] == "submitted"]
+    names = sorted(set(live["annotator"]))
+    out = pd.DataFrame({"annotator": names})
+    out["sentences"] = out["annotator"].map(sub.groupby("annotator").size()).fillna(0)
+    skips = live[live["status"] == "skipped"].groupby("annotator").size()
+    out["skipped"] = out["annotator"].map(skips).fillna(0)
+    secs = sub.dropna(subset=["seconds"]).groupby("annotator")["seconds"]
+    out["median_seconds"] = out["annotator"].map(secs.median())
+    out["mean_seconds"] = out["annotator"].map(secs.mean())
+    out[["sentences", "skipped"]] = out[["sentences", "skipped"]].astype(np.int64)
+    return out[cols]
+
+
+def label_distribution(tag_lists: Iterable[Sequence[str]], scheme: str = "IOB2") -> pd.DataFrame:
+    """Mentions and tokens per label type in labeled sentences (chunks read under ``scheme``,
+    repaired when invalid); ``O`` gets a tokens count and no mentions.
+
+    Columns: ``label``, ``mentions``, ``tokens``, ``token_share``; types by mentions, ``O`` last.
+    """
+    mentions: dict[str, int] = {}
+    tokens: dict[str, int] = {}
+    total = 0
+    for tags in tag_lists:
+        tags = list(tags)
+        total += len(tags)
+        try:
+            found = schemes.spans(tags, scheme)
+        except ValueError:
+            found = schemes.spans(schemes.repair(tags, scheme), scheme)
+        inside = 0
+        for typ, start, end in found:
+            mentions[typ] = mentions.get(typ, 0) + 1
+            tokens[typ] = tokens.get(typ, 0) + end - start
+            inside += end - start
+        if len(tags) > inside:
+            tokens["O"] = tokens.get("O", 0) + len(tags) - inside
+    labels = sorted(mentions, key=lambda t: (-mentions[t], t))
+    if "O" in tokens:
+        labels.append("O")
+    out = pd.DataFrame(
+        {
+            "label": labels,
+            "mentions": [mentions.get(t, 0) for t in labels],
+            "tokens": [tokens.get(t, 0) for t in labels],
+        }
+    )
+    out["token_share"] = out["tokens"] / total if total else 0.0
+    return out
+
+
+def prequential_curve(tokens: pd.DataFrame, window: int = 25) -> pd.DataFrame:
+    """Accuracy the model had on each sentence just before learning it, in windows of
+    ``window`` consecutive predictions: the measured accuracy next to the accuracy its
+    confidence expected (mean confidence), with no gold data needed.
+
+    ``tokens``: one row per logged token (``prediction_id``, ``confidence``, ``correct``, and
+    ``annotation_id``, the label that answered it). Columns: ``annotation_id`` (the window's
+    last), ``predictions``, ``tokens``, ``accuracy``, ``expected``.
+    """
+    cols = ["annotation_id", "predictions", "tokens", "accuracy", "expected"]
+    if tokens.empty:
+        return pd.DataFrame(columns=cols)
+    window = max(int(window), 1)
+    order = pd.Index(sorted(tokens["prediction_id"].unique()))
+    block = pd.Series(np.arange(len(order)) // window, index=order)
+    t = tokens.assign(block=tokens["prediction_id"].map(block))
+    out = t.groupby("block").agg(
+        annotation_id=("annotation_id", "max"),
+        predictions=("prediction_id", "nunique"),
+        tokens=("correct", "size"),
+        accuracy=("correct", "mean"),
+        expected=("confidence", "mean"),
+    )
+    return out.reset_index(drop=True)[cols]
+
+
+def learning_curve(points: pd.DataFrame, measures: Sequence[str]) -> pd.DataFrame:
+    """Curve points in long form for a chart: one row per (point, measure) with a value.
+
+    ``points`` has ``sentences``, ``words`` and one column per measure (NaN: not measured).
+    Columns: ``sentences``, ``words``, ``measure``, ``value``.
+    """
+    present = [m for m in measures if m in points.columns]
+    if points.empty or not present:
+        return pd.DataFrame(columns=["sentences", "words", "measure", "value"])
+    long = points.melt(
+        id_vars=["sentences", "words"], value_vars=present, var_name="measure", value_name="value"
+    )
+    return long.dropna(subset=["value"]).reset_index(drop=True)
+
+
+def prediction_tokens(predictions: pd.DataFrame) -> pd.DataFrame:
+    """The prediction log joined with the labels given, one row per token.
+
+    ``predictions``: one row per logged prediction with ``id``, ``strategy`` (the confidence
+    method), ``tags``, ``confidences``, ``truth`` and ``annotation_id`` (the store's
+    ``calibration_frame``). Columns: ``prediction_id``, ``sentence_id``, ``annotation_id``,
+    ``method``, ``position``, ``confidence``, ``predicted``, ``truth``, ``correct``.
+    """
+    cols = ["prediction_id", "sentence_id", "annotation_id", "method", "position"]
+    cols += ["confidence", "predicted", "truth", "correct"]
+    rows = [
+        (r.id, r.sentence_id, r.annotation_id, r.strategy, p, float(c), y, g, y == g)
+        for r in predictions.itertuples(index=False)
+        if len(r.tags) == len(r.truth)
+        for p, (c, y, g) in enumerate(zip(r.confidences, r.tags, r.truth, strict=True))
+    ]
+    return pd.DataFrame(rows, columns=cols)
+
+
+MEASURES = {
+    "eval_f1": "F1 on the evaluation split",
+    "eval_accuracy": "token accuracy on the evaluation split",
+    "pool_estimate": "expected accuracy on the unlabeled pool (KD-PC)",
+    "prequential": "prequential token accuracy (labels as they came)",
+    "prequential_expected": "expected on those sentences (KD-PC)",
+}
+
+
+def accuracy_curves(
+    points: pd.DataFrame, prequential: pd.DataFrame, amounts: pd.DataFrame
+) -> pd.DataFrame:
+    """Measured and expected accuracy against labeled sentences and words, in long form.
+
+    ``points``: model points (``sentences``, ``words``, ``eval_f1``, ``eval_accuracy``,
+    ``pool_estimate``); ``prequential``: :func:`prequential_curve` rows; ``amounts``:
+    :func:`labeled_amount` at their annotation ids. Columns: ``sentences``, ``words``,
+    ``measure`` (a :data:`MEASURES` label), ``value``.
+    """
+    model = points.rename(columns=MEASURES)
+    preq = prequential.merge(amounts, on="annotation_id", how="left").rename(
+        columns={"accuracy": MEASURES["prequential"], "expected": MEASURES["prequential_expected"]}
+    )
+    parts = [
+        learning_curve(model, [MEASURES[m] for m in ("eval_f1", "eval_accuracy", "pool_estimate")]),
+        learning_curve(preq, [MEASURES["prequential"], MEASURES["prequential_expected"]]),
+    ]
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return pd.DataFrame(columns=["sentences", "words", "measure", "value"])
+    out = pd.concat(parts, ignore_index=True)
+    return out.sort_values(["measure", "sentences"], kind="stable").reset_index(drop=True)

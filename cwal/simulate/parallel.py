@@ -1,0 +1,186 @@
+"""Run every (strategy, seed) cell of a comparison, in worker processes, resumably.
+
+Workers are started with the ``spawn`` method (the numba kernels use OpenMP, which is not
+fork-safe) and run one numba thread each. They receive only plain data: the configuration as a
+dict and two :class:`Ref` s naming a function (``"module:function"``) plus keyword arguments that
+build the corpus and the result sink inside the worker, so nothing is pickled but strings and
+numbers, and ``cwal`` never imports the database layer (``db.simulations`` supplies a sink ref).
+A worker loads each corpus once and reuses it for every cell it runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import multiprocessing as mp
+import queue as queue_mod
+import threading
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from cwal.simulate.config import SimConfig
+from cwal.simulate.engine import SimData, run_cell
+from cwal.simulate.sinks import ResultSink
+
+Listener = Callable[[str, int, int, str], None]
+"""``listener(strategy, seed, labeled_sentences, status)``: status ``running``/``done``/``failed``."""
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A function named ``"package.module:function"`` and the keyword arguments to call it with."""
+
+    target: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if ":" not in self.target:
+            raise ValueError(f"a ref names 'module:function', not {self.target!r}")
+        json.dumps(self.kwargs)  # plain data only
+
+    def call(self) -> Any:
+        module, name = self.target.split(":", 1)
+        return getattr(importlib.import_module(module), name)(**self.kwargs)
+
+    def key(self) -> str:
+        return json.dumps([self.target, self.kwargs], sort_keys=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "kwargs": dict(self.kwargs)}
+
+
+_DATA: dict[str, SimData] = {}
+_SINKS: dict[str, ResultSink] = {}
+
+
+def load_data(ref: Ref) -> SimData:
+    """The corpus a ref builds, loaded once per process (with its feature cache)."""
+    key = ref.key()
+    if key not in _DATA:
+        data = ref.call()
+        if not isinstance(data, SimData):
+            raise TypeError(f"{ref.target} returned {type(data).__name__}, not SimData")
+        data.cache  # noqa: B018 - build the feature cache once, here
+        _DATA[key] = data
+    return _DATA[key]
+
+
+def load_sink(ref: Ref) -> ResultSink:
+    """The sink a ref builds, once per process (a database sink keeps one engine)."""
+    key = ref.key()
+    if key not in _SINKS:
+        _SINKS[key] = ref.call()
+    return _SINKS[key]
+
+
+def _work(
+    config: dict[str, Any],
+    data_ref: dict[str, Any],
+    sink_ref: dict[str, Any],
+    strategy: str,
+    seed: int,
+    events: Any,
+) -> str:
+    """One cell in a worker process (single numba thread); failures are recorded in the sink."""
+    import numba
+
+    numba.set_num_threads(1)
+    return _run_one(SimConfig.from_dict(config), Ref(**data_ref), Ref(**sink_ref), strategy, seed,
+                    lambda st, sd, n: events.put((st, sd, n, "running")))  # fmt: skip
+
+
+def _run_one(
+    config: SimConfig,
+    data_ref: Ref,
+    sink_ref: Ref,
+    strategy: str,
+    seed: int,
+    report: Callable[[str, int, int], None] | None,
+) -> str:
+    sink = load_sink(sink_ref)
+    try:
+        return run_cell(load_data(data_ref), config, strategy, seed, sink, report)
+    except BaseException:
+        sink.finish(strategy, seed, "failed")
+        raise
+
+
+def run_experiment(
+    config: SimConfig,
+    data_ref: Ref,
+    sink_ref: Ref,
+    workers: int = 2,
+    listener: Listener | None = None,
+) -> dict[tuple[str, int], str]:
+    """Run (or resume) every cell of ``config``; returns each cell's final status.
+
+    ``workers`` > 1 runs cells in that many spawned processes, otherwise in this one. A cell
+    already ``done`` in the sink is skipped; a cell with saved points continues from its last
+    one. A failing cell is marked ``failed`` and the others go on; its error is re-raised at the
+    end as a RuntimeError naming every failed cell.
+    """
+    notify = listener or (lambda *a: None)
+    results: dict[tuple[str, int], str] = {}
+    errors: dict[tuple[str, int], BaseException] = {}
+    sink = load_sink(sink_ref)
+    cells = []
+    for strategy, seed in config.cells():
+        saved = sink.saved(strategy, seed)
+        if saved is not None and saved.status == "done":
+            results[strategy, seed] = "done"
+            notify(strategy, seed, -1, "done")
+        else:
+            cells.append((strategy, seed))
+    workers = min(workers, len(cells))
+    if workers <= 1:
+        for strategy, seed in cells:
+            try:
+                report = lambda st, sd, n: notify(st, sd, n, "running")  # noqa: E731
+                results[strategy, seed] = _run_one(
+                    config, data_ref, sink_ref, strategy, seed, report
+                )
+            except Exception as exc:  # noqa: BLE001 - recorded, re-raised below
+                results[strategy, seed], errors[strategy, seed] = "failed", exc
+            notify(strategy, seed, -1, results[strategy, seed])
+    else:
+        context = mp.get_context("spawn")
+        with context.Manager() as manager:
+            events = manager.Queue()
+            stop = threading.Event()
+            pump = threading.Thread(target=_pump, args=(events, notify, stop), daemon=True)
+            pump.start()
+            try:
+                with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                    futures = {
+                        pool.submit(_work, config.to_dict(), data_ref.to_dict(),
+                                    sink_ref.to_dict(), strategy, seed, events): (strategy, seed)
+                        for strategy, seed in cells
+                    }  # fmt: skip
+                    for future in as_completed(futures):
+                        key = futures[future]
+                        try:
+                            results[key] = future.result()
+                        except Exception as exc:  # noqa: BLE001 - recorded, re-raised below
+                            results[key], errors[key] = "failed", exc
+                        events.put((key[0], key[1], -1, results[key]))
+            finally:
+                stop.set()
+                pump.join()
+    if errors:
+        failed = ", ".join(f"{s} seed {d}: {e!r}" for (s, d), e in errors.items())
+        raise RuntimeError(f"{len(errors)} simulation cell(s) failed: {failed}")
+    return results
+
+
+def _pump(events: Any, notify: Listener, stop: threading.Event) -> None:
+    """Forward worker events to the listener until stopped and drained."""
+    while True:
+        try:
+            notify(*events.get(timeout=0.2))
+        except queue_mod.Empty:
+            if stop.is_set():
+                return
+        except (EOFError, OSError):
+            return

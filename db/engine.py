@@ -1,0 +1,157 @@
+"""Where the store lives and how to connect: URL resolution, engine set-up, migrations, transactions.
+
+``CWAL_DATABASE_URL`` selects the database; without it a SQLite file under ``CWAL_HOME`` (default
+``~/.cwal``) is used. SQLite runs in WAL mode with foreign keys and a busy timeout, and every write
+transaction starts with ``BEGIN IMMEDIATE`` so that writers queue instead of failing on a lock
+upgrade. PostgreSQL is reached through psycopg 3.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+if TYPE_CHECKING:  # alembic is imported only when migrating (it is slow to import)
+    from alembic.config import Config
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+SQLITE_BUSY_TIMEOUT_MS = 60_000
+_SCHEMA_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_WRITE = "cwal_write"
+
+
+def data_home() -> Path:
+    """The data folder: ``CWAL_HOME`` or ``~/.cwal`` (created on demand)."""
+    return Path(os.environ.get("CWAL_HOME") or Path.home() / ".cwal")
+
+
+def database_url() -> str:
+    """The configured URL: ``CWAL_DATABASE_URL``, else a SQLite file in :func:`data_home`."""
+    url = os.environ.get("CWAL_DATABASE_URL")
+    if url:
+        return url
+    return f"sqlite:///{data_home() / 'cwal.sqlite3'}"
+
+
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Let SQLAlchemy's "begin" event issue BEGIN itself (pysqlite's own handling is off), so that
+    # DDL is transactional and write transactions can be IMMEDIATE.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.execute("PRAGMA journal_mode = WAL")
+    # In WAL mode NORMAL keeps every committed transaction across a process crash (SIGKILL);
+    # only an operating-system crash or power loss may lose the last commits.
+    cursor.execute("PRAGMA synchronous = NORMAL")
+    cursor.close()
+
+
+def _sqlite_on_begin(conn: Connection) -> None:
+    write = conn.get_execution_options().get(_WRITE, False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def make_engine(url: str | None = None, *, schema: str | None = None, echo: bool = False) -> Engine:
+    """An engine for ``url`` (default :func:`database_url`), configured for concurrent use.
+
+    ``schema`` (PostgreSQL only) puts every table in that schema through the ``search_path``;
+    tests use it to isolate runs from each other.
+    """
+    url_obj = make_url(url or database_url())
+    backend = url_obj.get_backend_name()
+    if backend == "sqlite":
+        if schema is not None:
+            raise ValueError("schema is only supported on PostgreSQL")
+        database = url_obj.database
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url_obj,
+            echo=echo,
+            connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+        )
+        event.listen(engine, "connect", _sqlite_on_connect)
+        event.listen(engine, "begin", _sqlite_on_begin)
+        return engine
+    if backend == "postgresql":
+        if url_obj.get_driver_name() in ("", "psycopg2"):
+            url_obj = url_obj.set(drivername="postgresql+psycopg")
+        connect_args: dict[str, Any] = {}
+        if schema is not None:
+            if not _SCHEMA_RE.match(schema):
+                raise ValueError(f"invalid schema name {schema!r}")
+            connect_args["options"] = f"-csearch_path={schema}"
+        return create_engine(url_obj, echo=echo, pool_pre_ping=True, connect_args=connect_args)
+    raise ValueError(f"unsupported database {backend!r}: use sqlite or postgresql")
+
+
+@contextmanager
+def read_transaction(engine: Engine) -> Iterator[Connection]:
+    """A connection inside a (deferred) transaction that is rolled back at the end."""
+    with engine.connect() as conn, conn.begin():
+        yield conn
+
+
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """A connection inside a write transaction: committed when the block ends, else rolled back.
+
+    On SQLite it takes the database write lock up front (``BEGIN IMMEDIATE``), which serializes
+    writers and makes read-then-write sequences atomic.
+    """
+    with engine.connect() as conn:
+        conn.execution_options(**{_WRITE: True})
+        with conn.begin():
+            yield conn
+
+
+def _alembic_config(conn: Connection) -> Config:
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["connection"] = conn
+    return config
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Apply migrations up to ``revision``; the app calls this at start (idempotent)."""
+    from alembic import command
+
+    with engine.connect() as conn:
+        conn.execution_options(**{_WRITE: True})
+        command.upgrade(_alembic_config(conn), revision)
+        conn.commit()
+
+
+def downgrade(engine: Engine, revision: str = "base") -> None:
+    """Revert migrations down to ``revision`` (``base`` drops every table)."""
+    from alembic import command
+
+    with engine.connect() as conn:
+        conn.execution_options(**{_WRITE: True})
+        command.downgrade(_alembic_config(conn), revision)
+        conn.commit()
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The migration revision the database is at (None for an empty database)."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def open_database(url: str | None = None, *, schema: str | None = None) -> Engine:
+    """The engine the app uses: configured from the environment and migrated to head."""
+    engine = make_engine(url, schema=schema)
+    upgrade(engine)
+    return engine

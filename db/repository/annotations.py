@@ -1,0 +1,253 @@
+"""The append-only annotation log's writes: submit, skip, undo (reads live in ``history``).
+
+Rows are never updated or deleted. A submission supersedes the sentence's previous current
+annotation (``supersedes_id`` records which); an ``undone`` row retracts an earlier submission or
+skip. Every write commits before the function returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Float,
+    Integer,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+)
+
+from db.engine import write_transaction
+from db.models import Annotation, JSONText, Lease, Project, Sentence, User, UTCDateTime
+from db.repository.base import (
+    ANNOTATION_LOCK_NS,
+    InvalidValueError,
+    NotFoundError,
+    check_seconds,
+    check_tags,
+    check_time,
+    lock_project_annotations,
+)
+from db.repository.leases import take_lease
+from db.repository.projects import DEFAULT_SETTINGS
+from db.repository.state import not_retracted
+
+STATUSES = ("submitted", "skipped", "undone")
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    undo_id: int
+    undone_id: int
+    sentence_id: int
+    undone_status: str
+    leased: bool
+
+
+# The submit / skip path is built once with bound parameters (SQLite runs it under the write
+# lock, so no time goes into composing SQL there).
+_S = bindparam("sentence_id", type_=Integer)
+_U = bindparam("user_id", type_=Integer)
+_CONTEXT = (
+    select(
+        Sentence.project_id,
+        Sentence.tokens,
+        Project.settings,
+        select(User.id).where(User.id == _U).scalar_subquery().label("user_ok"),
+    )
+    .join(Project, Project.id == Sentence.project_id)
+    .where(Sentence.id == _S)
+)
+# On PostgreSQL the same round trip takes the project's annotation lock (see base.py).
+_CONTEXT_PG = _CONTEXT.add_columns(
+    func.pg_advisory_xact_lock(ANNOTATION_LOCK_NS, Sentence.project_id).label("locked")
+)
+_CURRENT_ID = (
+    select(func.max(Annotation.id))
+    .where(
+        Annotation.sentence_id == _S,
+        Annotation.status == "submitted",
+        not_retracted(sentence_id=_S),
+    )
+    .scalar_subquery()
+)
+_ROW = {
+    "project_id": bindparam("project_id", type_=Integer),
+    "sentence_id": _S,
+    "user_id": _U,
+    "tags": bindparam("tags", type_=JSONText()),
+    "seconds": bindparam("seconds", type_=Float),
+    "created_at": bindparam("now", type_=UTCDateTime()),
+}
+_SUBMIT = (
+    insert(Annotation)
+    .values(**_ROW, status="submitted", supersedes_id=_CURRENT_ID)
+    .returning(Annotation.id)
+)
+_SKIP = insert(Annotation).values(**_ROW, status="skipped").returning(Annotation.id)
+_RELEASE = delete(Lease).where(Lease.sentence_id == _S, Lease.user_id == _U)
+
+
+def _context(conn: Connection, sentence_id: int, user_id: int) -> tuple[int, int, dict[str, Any]]:
+    """``(project_id, number of tokens, project settings)`` of a sentence, in one round trip
+    that also checks the user exists and takes the project's annotation lock."""
+    query = _CONTEXT_PG if conn.dialect.name == "postgresql" else _CONTEXT
+    row = conn.execute(query, {"sentence_id": sentence_id, "user_id": user_id}).one_or_none()
+    if row is None:
+        raise NotFoundError(f"no sentence with id {sentence_id}")
+    if row.user_ok is None:
+        raise NotFoundError(f"no user with id {user_id}")
+    return row.project_id, len(row.tokens), {**DEFAULT_SETTINGS, **row.settings}
+
+
+def _insert(conn: Connection, **values: Any) -> int:
+    return conn.execute(insert(Annotation).values(**values).returning(Annotation.id)).scalar_one()
+
+
+def _record(
+    engine: Engine,
+    statement: Any,
+    sentence_id: int,
+    annotator_id: int,
+    tags: Sequence[str] | None,
+    seconds: float | None,
+    now: datetime | None,
+) -> int:
+    now = check_time(now)
+    seconds = check_seconds(seconds)
+    with write_transaction(engine) as conn:
+        project_id, n_tokens, settings = _context(conn, sentence_id, annotator_id)
+        checked = None if tags is None else check_tags(tags, n_tokens, settings)
+        params = {
+            "project_id": project_id,
+            "sentence_id": sentence_id,
+            "user_id": annotator_id,
+            "tags": checked,
+            "seconds": seconds,
+            "now": now,
+        }
+        annotation_id = conn.execute(statement, params).scalar_one()
+        conn.execute(_RELEASE, params)
+    return annotation_id
+
+
+def submit_annotation(
+    engine: Engine,
+    sentence_id: int,
+    annotator_id: int,
+    tags: Sequence[str],
+    *,
+    seconds: float | None = None,
+    now: datetime | None = None,
+) -> int:
+    """Store an annotator's tags for a sentence and release their lease on it; returns the new
+    annotation id once committed. The tags are checked against the project's tag set and
+    (when ``strict_scheme``) its scheme. A submission is stored even when the lease expired;
+    it supersedes the sentence's previous current annotation, if any."""
+    if tags is None:
+        raise InvalidValueError("a submission needs tags (use skip() to pass on a sentence)")
+    return _record(engine, _SUBMIT, sentence_id, annotator_id, tags, seconds, now)
+
+
+def skip(
+    engine: Engine,
+    sentence_id: int,
+    annotator_id: int,
+    *,
+    seconds: float | None = None,
+    now: datetime | None = None,
+) -> int:
+    """Record that an annotator skipped a sentence (it is not offered to them again) and release
+    their lease; returns the skip's id."""
+    return _record(engine, _SKIP, sentence_id, annotator_id, None, seconds, now)
+
+
+def undo_last(
+    engine: Engine,
+    project_id: int,
+    annotator_id: int,
+    *,
+    lease_ttl: float | None = None,
+    now: datetime | None = None,
+) -> UndoResult | None:
+    """Retract the annotator's newest submission or skip in the project by appending an
+    ``undone`` row (nothing is deleted); None when there is nothing left to undo.
+
+    With ``lease_ttl`` the sentence is leased back to the annotator (their other leases in the
+    project are released) unless someone else holds a live lease on it.
+    """
+    now = check_time(now)
+    with write_transaction(engine) as conn:
+        lock_project_annotations(conn, project_id)
+        target = conn.execute(
+            select(Annotation.id, Annotation.sentence_id, Annotation.status)
+            .where(
+                Annotation.project_id == project_id,
+                Annotation.user_id == annotator_id,
+                Annotation.status.in_(("submitted", "skipped")),
+                not_retracted(project_id),
+            )
+            .order_by(Annotation.id.desc())
+            .limit(1)
+        ).one_or_none()
+        if target is None:
+            return None
+        undo_id = _insert(
+            conn,
+            project_id=project_id,
+            sentence_id=target.sentence_id,
+            user_id=annotator_id,
+            status="undone",
+            tags=None,
+            seconds=None,
+            supersedes_id=target.id,
+            created_at=now,
+        )
+        leased = False
+        if lease_ttl is not None:
+            conn.execute(
+                delete(Lease).where(
+                    Lease.project_id == project_id,
+                    Lease.user_id == annotator_id,
+                    Lease.sentence_id != target.sentence_id,
+                )
+            )
+            leased = take_lease(conn, project_id, target.sentence_id, annotator_id, now, lease_ttl)
+    return UndoResult(undo_id, target.id, target.sentence_id, target.status, leased)
+
+
+def add_imported_annotations(
+    conn: Connection,
+    project_id: int,
+    annotator_id: int,
+    items: Sequence[tuple[int, list[str]]],
+    now: datetime,
+) -> None:
+    """Inside an import's transaction: store file tags as ``annotator_id``'s submissions for
+    freshly inserted sentences (``(sentence_id, tags)`` pairs, already checked)."""
+    if not items:
+        return
+    lock_project_annotations(conn, project_id)
+    conn.execute(
+        insert(Annotation),
+        [
+            {
+                "project_id": project_id,
+                "sentence_id": sentence_id,
+                "user_id": annotator_id,
+                "status": "submitted",
+                "tags": tags,
+                "seconds": None,
+                "supersedes_id": None,
+                "created_at": now,
+            }
+            for sentence_id, tags in items
+        ],
+    )

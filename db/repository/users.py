@@ -1,0 +1,175 @@
+"""Users: annotators and leads, with scrypt password hashes verified in constant time."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Engine, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from db.engine import read_transaction, write_transaction
+from db.models import User, utcnow
+from db.repository.base import (
+    DuplicateError,
+    InvalidValueError,
+    NotFoundError,
+    check_name,
+    is_unique_violation,
+)
+
+ROLES = ("annotator", "lead")
+# scrypt cost: 2**14 x 8 x 1 takes ~16 MB and tens of milliseconds; stored with each hash, so a
+# later change of these numbers keeps old hashes verifiable.
+SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_LEN = 1 << 14, 8, 1, 32
+_DUMMY_HASH: str | None = None
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    id: int
+    name: str
+    role: str
+    created_at: datetime
+
+
+def _password_bytes(password: str) -> bytes:
+    if not isinstance(password, str) or not password:
+        raise InvalidValueError("password must be a non-empty string")
+    try:
+        return password.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidValueError("password holds characters that are not valid Unicode") from None
+
+
+def hash_password(password: str) -> str:
+    """A self-describing scrypt hash ``scrypt$n$r$p$salt$key`` with a fresh 16-byte salt."""
+    salt = secrets.token_bytes(16)
+    key = hashlib.scrypt(
+        _password_bytes(password),
+        salt=salt,
+        n=SCRYPT_N,
+        r=SCRYPT_R,
+        p=SCRYPT_P,
+        dklen=SCRYPT_LEN,
+        maxmem=64 << 20,
+    )
+    return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${salt.hex()}${key.hex()}"
+
+
+def verify_password(password: str, stored: str) -> bool:
+    """True when ``password`` matches ``stored``; the key comparison is constant-time."""
+    try:
+        kind, n, r, p, salt_hex, key_hex = stored.split("$")
+        if kind != "scrypt":
+            return False
+        expected = bytes.fromhex(key_hex)
+        key = hashlib.scrypt(
+            _password_bytes(password),
+            salt=bytes.fromhex(salt_hex),
+            n=int(n),
+            r=int(r),
+            p=int(p),
+            dklen=len(expected),
+            maxmem=64 << 20,
+        )
+    except (ValueError, InvalidValueError):
+        return False
+    return hmac.compare_digest(key, expected)
+
+
+def _info(row) -> UserInfo:
+    return UserInfo(row.id, row.name, row.role, row.created_at)
+
+
+def _check_role(role: str) -> str:
+    if role not in ROLES:
+        raise InvalidValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    return role
+
+
+def add_user(engine: Engine, name: str, password: str, role: str = "annotator") -> int:
+    """Create a user and return its id; a taken name raises DuplicateError."""
+    check_name(name, "user name")
+    _check_role(role)
+    hashed = hash_password(password)
+    try:
+        with write_transaction(engine) as conn:
+            return conn.execute(
+                insert(User)
+                .values(name=name, role=role, password_hash=hashed, created_at=utcnow())
+                .returning(User.id)
+            ).scalar_one()
+    except IntegrityError as exc:
+        if is_unique_violation(exc):
+            raise DuplicateError(f"user name {name!r} is already taken") from None
+        raise
+
+
+_COLUMNS = (User.id, User.name, User.role, User.created_at)
+
+
+def get_user(engine: Engine, user_id: int) -> UserInfo:
+    """The user with that id (NotFoundError otherwise)."""
+    with read_transaction(engine) as conn:
+        row = conn.execute(select(*_COLUMNS).where(User.id == user_id)).one_or_none()
+    if row is None:
+        raise NotFoundError(f"no user with id {user_id}")
+    return _info(row)
+
+
+def find_user(engine: Engine, name: str) -> UserInfo | None:
+    """The user of that exact name, or None."""
+    with read_transaction(engine) as conn:
+        row = conn.execute(select(*_COLUMNS).where(User.name == name)).one_or_none()
+    return None if row is None else _info(row)
+
+
+def list_users(engine: Engine, role: str | None = None) -> list[UserInfo]:
+    """All users (optionally of one role) in creation order."""
+    query = select(*_COLUMNS).order_by(User.id)
+    if role is not None:
+        query = query.where(User.role == _check_role(role))
+    with read_transaction(engine) as conn:
+        return [_info(row) for row in conn.execute(query)]
+
+
+def authenticate(engine: Engine, name: str, password: str) -> UserInfo | None:
+    """The user when name and password match, else None.
+
+    An unknown name still costs one scrypt computation, so response time does not reveal which
+    names exist.
+    """
+    global _DUMMY_HASH
+    with read_transaction(engine) as conn:
+        row = conn.execute(
+            select(*_COLUMNS, User.password_hash).where(User.name == name)
+        ).one_or_none()
+    if row is None:
+        if _DUMMY_HASH is None:
+            _DUMMY_HASH = hash_password("cwal-dummy-password")
+        verify_password(password, _DUMMY_HASH)
+        return None
+    return _info(row) if verify_password(password, row.password_hash) else None
+
+
+def set_password(engine: Engine, user_id: int, password: str) -> None:
+    """Replace a user's password (a new salt is drawn)."""
+    hashed = hash_password(password)
+    with write_transaction(engine) as conn:
+        query = update(User).where(User.id == user_id).values(password_hash=hashed)
+        done = conn.execute(query).rowcount
+    if done != 1:
+        raise NotFoundError(f"no user with id {user_id}")
+
+
+def set_role(engine: Engine, user_id: int, role: str) -> None:
+    """Make a user an annotator or a lead."""
+    _check_role(role)
+    with write_transaction(engine) as conn:
+        done = conn.execute(update(User).where(User.id == user_id).values(role=role)).rowcount
+    if done != 1:
+        raise NotFoundError(f"no user with id {user_id}")

@@ -1,0 +1,78 @@
+"""Files & settings (leads): add sentences or gold data to the current project; its settings."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from db import repository as repo
+from ui import actions, auth, forms, state
+from ui.safe import md
+
+lead = auth.require_lead()
+project = state.current_project()
+st.title("Files & settings")
+if project is None:
+    st.info("There is no project yet: create one on the Projects page.")
+    st.stop()
+st.caption(md(project.name))
+
+batches = repo.list_import_batches(state.engine(), project.id)
+if batches:
+    table = pd.DataFrame(
+        [(b.source_name, b.format, b.split, b.n_sentences, b.created_at) for b in batches],
+        columns=["file", "format", "split", "sentences", "imported"],
+    )
+    st.dataframe(table, hide_index=True)
+
+with st.form("add_file", clear_on_submit=True):
+    upload = st.file_uploader("File (CoNLL columns, JSONL or plain text)")
+    fmt_label = st.selectbox("File format", list(forms.FORMATS))
+    split = st.radio(
+        "Add to",
+        ["pool", "eval"],
+        format_func={"pool": "the pool to annotate", "eval": "the gold evaluation split"}.get,
+        horizontal=True,
+    )
+    tags_as = st.radio(
+        "Tags in a pool file are",
+        ["gold", "annotations"],
+        format_func={"gold": "gold (kept aside)", "annotations": "labels already done"}.get,
+        horizontal=True,
+    )
+    add = st.form_submit_button("Add file", type="primary")
+
+if add:
+    if upload is None:
+        st.error("Choose a file first.")
+    else:
+        options = {"format": forms.FORMATS[fmt_label], "split": split}
+        if split == "pool":
+            options["tags_as"] = tags_as
+        forms.run_import(lead, project.id, upload, label=upload.name, **options)
+
+st.subheader("Settings")
+with st.form("settings"):
+    chosen = forms.settings_inputs(project.settings, with_scheme=False)
+    current_types = actions.entity_types(project.settings)
+    types = st.text_input(
+        "Entity types",
+        value=" ".join(current_types),
+        help="Types can be added; existing ones stay (labels use them).",
+    )
+    interval = st.number_input(
+        "Retrain fully every N annotations",
+        min_value=1,
+        value=int(project.settings["consolidation_interval"]),
+    )
+    saved = st.form_submit_button("Save settings")
+if saved:
+    wanted = current_types + [t for t in forms.split_words(types) if t not in current_types]
+    if wanted:
+        chosen["tagset"] = actions.tagset(wanted, project.settings["scheme"] or "IOB2")
+    try:
+        actions.update_settings(lead, project.id, chosen | {"consolidation_interval": interval})
+    except repo.StoreError as exc:
+        st.error(md(exc))
+    else:
+        st.success("Settings saved.")

@@ -1,0 +1,60 @@
+"""Annotate: the next sentence from the live service, pre-filled, shaded by confidence."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from db import repository as repo
+from ui import auth, state
+from ui.annotate import Annotator
+from ui.editor import token_editor
+from ui.safe import md
+
+user = auth.require_user()
+project = state.current_project()
+if project is None:
+    hint = "Create one on the Projects page." if user.role == "lead" else "Ask a lead to add one."
+    st.info(f"There is no project yet. {hint}")
+    st.stop()
+
+st.title("Annotate")
+st.caption(md(project.name))
+project_id, editor_key = project.id, f"cw_editor_{project.id}"
+
+
+def annotator() -> Annotator:
+    """The controller over the project's current live session and settings (both can be
+    replaced while this page stays open: a lead saving settings or adding files)."""
+    fresh = repo.get_project(state.engine(), project_id)
+    return Annotator(state.live(project_id), user, fresh, st.session_state)
+
+
+first = annotator().current()
+if first is not None and not annotator().types and not first["tags"]:
+    st.warning("This project has no entity types yet: a lead can add them on Files & settings.")
+
+
+def on_action() -> None:
+    """Runs before the fragment re-renders: save the answer, then the next sentence is fetched."""
+    annotator().handle((st.session_state.get(editor_key) or {}).get("action"))
+
+
+@st.fragment
+def workbench() -> None:
+    """The editor and the counters; an action re-runs only this part of the page."""
+    work = annotator()
+    token_editor(work.payload(), key=editor_key, on_action=on_action)
+    stats = work.counters()
+    today, total, skipped, cols = 0, 0, 0, st.columns(4)
+    pace = "–"
+    if stats is not None:
+        today, total, skipped = stats.today, stats.total, stats.skipped
+        if stats.seconds_per_sentence is not None:
+            pace = f"{stats.seconds_per_sentence:.1f} s"
+    cols[0].metric("Today", today)
+    cols[1].metric("Total", total)
+    cols[2].metric("Skipped", skipped)
+    cols[3].metric("Time per sentence", pace)
+
+
+workbench()

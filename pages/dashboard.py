@@ -1,0 +1,84 @@
+"""Dashboard (leads): progress, learning curve, measured against expected accuracy, throughput,
+labels, model version and last consolidation."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from cwal import reports
+from db import repository as repo
+from db.repository import analysis
+from ui import charts, state
+from ui.lead_page import open_lead_page
+
+user, project = open_lead_page("Dashboard")
+
+engine = state.engine()
+counts = repo.project_counts(engine, project.id)
+logs = analysis.log_frames(engine, project.id)
+checkpoints = repo.list_checkpoints(engine, project.id)
+with st.spinner("Reading the current model…"):
+    view = analysis.model_view(engine, project.id)
+    points = analysis.curve_points(engine, project.id)
+
+cols = st.columns(5)
+cols[0].metric("Labeled sentences", f"{counts.labeled:,} / {counts.pool:,}")
+cols[1].metric("Model version", reports.model_version(logs.labels))
+last = checkpoints[-1] if checkpoints else None
+cols[2].metric(
+    "Last consolidation",
+    last.created_at.strftime("%b %d, %H:%M") if last else "–",
+    help=f"checkpoint #{last.id}, model v{last.info.get('version', '?')}" if last else None,
+)
+estimate = view.pool_estimate
+cols[3].metric(
+    "Expected pool accuracy",
+    f"{estimate:.1%}" if view.state.trained and estimate == estimate else "–",
+    help="Mean calibrated KD-PC confidence of the model's own predictions on a sample of "
+    f"{view.pool_sentences} unlabeled pool sentences: no gold needed.",
+)
+scores = view.eval_scores
+cols[4].metric("F1 on the evaluation split", f"{scores['f1']:.1%}" if scores else "–")
+
+if counts.labeled == 0:
+    st.info("No labels yet: the curves start with the first submitted sentence.")
+
+st.subheader("Learning curve")
+preq = reports.prequential_curve(logs.predictions)
+amounts = reports.labeled_amount(logs.labels, preq["annotation_id"].astype(int).tolist())
+curves = reports.accuracy_curves(points, preq, amounts)
+if scores is not None:
+    wanted = [reports.MEASURES["eval_f1"]]
+    title, y_title = "F1 on the evaluation split", "F1"
+else:
+    wanted = [reports.MEASURES["prequential"]]
+    title, y_title = "Prequential token accuracy (no gold evaluation split)", "token accuracy"
+learning = curves[curves["measure"].isin(wanted)]
+charts.show(
+    charts.curve(learning, "words", "labeled words", y_title, title), learning, "learning curve"
+)
+
+st.subheader("Measured against expected accuracy")
+st.caption(
+    "When the expected accuracy on the unlabeled pool tracks the measured one, the model's "
+    "confidence can be trusted, and a flattening expected curve says more labels stop paying."
+)
+trust = curves[~curves["measure"].isin([reports.MEASURES["eval_f1"]])]
+charts.show(
+    charts.curve(trust, "sentences", "labeled sentences", "token accuracy", "Token accuracy"),
+    trust,
+    "measured vs expected accuracy",
+)
+
+st.subheader("Annotators")
+pace = reports.annotator_pace(logs.annotations)
+left, right = st.columns(2)
+with left:
+    per_day = reports.throughput(logs.annotations)
+    charts.show(charts.throughput(per_day), per_day, "throughput")
+with right:
+    charts.show(charts.pace(pace), pace, "time per sentence")
+st.dataframe(pace, hide_index=True)
+
+st.subheader("Label distribution")
+charts.show(charts.labels(logs.labels_given), logs.labels_given, "label distribution")

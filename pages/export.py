@@ -1,0 +1,67 @@
+"""Export (leads): each sentence's latest annotation as CoNLL or JSONL, with the store's filters."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+
+import streamlit as st
+
+from db import repository as repo
+from ui import actions, auth, state
+from ui.safe import md
+
+lead = auth.require_lead()
+project = state.current_project()
+st.title("Export")
+if project is None:
+    st.info("There is no project yet.")
+    st.stop()
+st.caption(md(project.name))
+
+counts = repo.project_counts(state.engine(), project.id)
+st.write(f"{counts.labeled:,} of {counts.pool:,} pool sentences are labeled.")
+
+users = actions.list_users(lead)
+names = {u.id: u.name for u in users}
+cols = st.columns(3)
+fmt = cols[0].radio("Format", ["conll", "jsonl"], format_func=str.upper, horizontal=True)
+status = cols[1].radio(
+    "Latest answer",
+    ["submitted", "skipped", "any"],
+    format_func={"submitted": "labeled", "skipped": "skipped", "any": "either"}.get,
+    horizontal=True,
+)
+chosen = cols[2].multiselect(
+    "Annotators", list(names), format_func=names.__getitem__, placeholder="everyone"
+)
+limit = st.checkbox("Only answers from a date range")
+since = until = None
+if limit:
+    dates = st.date_input("From / to (inclusive, UTC)", value=())
+    if len(dates) == 2:
+        since = datetime.combine(dates[0], time(), UTC)
+        until = datetime.combine(dates[1], time(), UTC) + timedelta(days=1)
+
+filters = {
+    "status": None if status == "any" else status,
+    "annotator_ids": chosen or None,
+    "since": since,
+    "until": until,
+}
+
+
+def build() -> bytes:
+    """The file, built when the button is pressed (the role is checked again then)."""
+    return actions.export_file(lead, project.id, fmt, **filters)
+
+
+stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M")
+safe_name = "".join(ch if ch.isalnum() else "_" for ch in project.name)[:60]
+st.download_button(
+    f"Download {fmt.upper()}",
+    data=build,
+    file_name=f"{safe_name}-{stamp}.{fmt}",
+    mime="application/jsonl" if fmt == "jsonl" else "text/plain",
+    type="primary",
+    on_click="ignore",
+)

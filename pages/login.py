@@ -1,0 +1,53 @@
+"""Sign in; on a fresh database, create the first lead (and, if wanted, the demo project)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from db import repository as repo
+from ui import actions, auth
+from ui.safe import md
+
+st.title("cwal")
+st.caption("Confidence-weighted active learning for sequence labeling")
+
+if auth.needs_setup():
+    st.subheader("Welcome: create the first lead account")
+    st.write(
+        "This database has no users yet. The account you create now is a **lead**: it can add "
+        "annotators, create projects, and export. You can sign in with it afterwards."
+    )
+    with st.form("setup"):
+        name = st.text_input("User name", max_chars=200)
+        password = st.text_input("Password", type="password")
+        again = st.text_input("Password again", type="password")
+        demo = st.checkbox(
+            "Also create the demo project (420 invented news sentences, 4 entity types)",
+            value=True,
+        )
+        created = st.form_submit_button("Create lead account", type="primary")
+    if created:
+        if password != again:
+            st.error("The two passwords differ.")
+        elif len(password) < 8:
+            st.error("Choose a password of at least 8 characters.")
+        else:
+            try:
+                user = auth.create_first_lead(name, password)
+                if demo:
+                    with st.spinner("Creating the demo project…"):
+                        actions.create_demo_project(user)
+            except (repo.StoreError, auth.Forbidden) as exc:
+                st.error(md(exc))
+            else:
+                st.rerun()
+else:
+    with st.form("sign_in"):
+        name = st.text_input("User name")
+        password = st.text_input("Password", type="password")
+        submitted = st.form_submit_button("Sign in", type="primary")
+    if submitted:
+        if auth.sign_in(name, password) is None:
+            st.error("Unknown user name or wrong password.")
+        else:
+            st.rerun()

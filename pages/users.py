@@ -1,0 +1,59 @@
+"""Users (leads): accounts and roles; add annotators, promote, reset passwords."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from db import repository as repo
+from ui import actions, auth
+from ui.safe import md
+
+lead = auth.require_lead()
+st.title("Users")
+
+users = actions.list_users(lead)
+st.dataframe(
+    pd.DataFrame(
+        [(u.name, u.role, u.created_at) for u in users], columns=["name", "role", "created"]
+    ),
+    hide_index=True,
+)
+names = {u.id: u.name for u in users}
+
+st.subheader("Add a user")
+with st.form("add_user", clear_on_submit=True):
+    name = st.text_input("User name", max_chars=200)
+    password = st.text_input("Password", type="password")
+    role = st.radio("Role", list(repo.ROLES), horizontal=True)
+    add = st.form_submit_button("Add user", type="primary")
+if add:
+    if len(password) < 8:
+        st.error("Choose a password of at least 8 characters.")
+    else:
+        try:
+            actions.add_user(lead, name, password, role)
+        except repo.StoreError as exc:
+            st.error(md(exc))
+        else:
+            st.success(f"Added {role}: {md(name)}")
+            st.rerun()
+
+st.subheader("Change a user")
+with st.form("change_user"):
+    target = st.selectbox("User", list(names), format_func=names.__getitem__)
+    new_role = st.radio("Role", ["keep", *repo.ROLES], horizontal=True)
+    new_password = st.text_input("New password (optional)", type="password")
+    change = st.form_submit_button("Save")
+if change:
+    try:
+        if new_role != "keep":
+            actions.set_role(lead, target, new_role)
+        if new_password:
+            if len(new_password) < 8:
+                raise repo.InvalidValueError("choose a password of at least 8 characters")
+            actions.set_password(lead, target, new_password)
+    except repo.StoreError as exc:
+        st.error(md(exc))
+    else:
+        st.success(f"Saved changes to {md(names[target])}.")

@@ -1,0 +1,62 @@
+"""A stand-in live service over the SQL store, with the ``cwal.live.ProjectSession`` API: it
+leases sentences in id order with an all-O prediction and made-up confidences. The controller
+tests use it to check the page's side of the contract without training a model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+
+from db import repository as repo
+from db.store import SqlStore
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    sentence_id: int
+    tokens: list[str]
+    columns: dict
+    predicted: list[str] | None
+    confidence: list[float] | None
+    least_confident: int | None
+    model_version: int
+    scored_version: int
+    strategy: str
+
+
+class FakeSession:
+    def __init__(self, engine: Engine, project_id: int) -> None:
+        self.engine = engine
+        self.store = SqlStore(engine)
+        self.project_id = project_id
+        self.submitted: list[tuple[int, list[str], float | None]] = []
+
+    def next(self, annotator_id: int, n: int = 1) -> list[Suggestion]:
+        out = []
+        for sid in self.store.lease(self.project_id, annotator_id, None, 900, n):
+            s = repo.get_sentence(self.engine, sid)
+            conf = [round(0.5 + 0.45 * ((i * 7) % 5) / 4, 3) for i in range(len(s.tokens))]
+            least = min(range(len(conf)), key=conf.__getitem__)
+            pred = ["O"] * len(s.tokens)
+            out.append(Suggestion(sid, s.tokens, s.columns, pred, conf, least, 1, 1, "fake"))
+        return out
+
+    def submit(
+        self, sentence_id: int, tags: list[str], annotator_id: int, seconds: float | None
+    ) -> int:
+        self.submitted.append((sentence_id, list(tags), seconds))
+        return repo.submit_annotation(self.engine, sentence_id, annotator_id, tags, seconds=seconds)
+
+    def skip(self, sentence_id: int, annotator_id: int) -> None:
+        repo.skip(self.engine, sentence_id, annotator_id)
+
+    def undo(self, annotator_id: int) -> int | None:
+        done = repo.undo_last(self.engine, self.project_id, annotator_id, lease_ttl=900)
+        return None if done is None else done.sentence_id
+
+    def status(self) -> dict:
+        return {"model_version": 1}
+
+    def close(self) -> None:
+        """Nothing runs in the background."""

@@ -1,0 +1,152 @@
+"""The annotate page's controller and the editor's Python side, without a browser."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from db import repository as repo
+from tests.app.fakes import FakeSession
+from ui import editor
+from ui.annotate import Annotator
+from ui.safe import md
+
+
+@pytest.fixture
+def annotator(store, users, demo):
+    project = repo.get_project(store.engine, demo)
+    session = FakeSession(store.engine, demo)
+    return Annotator(session, users.annotator, project, {}), session
+
+
+def test_submit_stores_the_spans_as_tags_of_the_signed_in_user(store, users, annotator) -> None:
+    ann, session = annotator
+    cur = ann.current()
+    n = len(cur["tokens"])
+    payload = {"kind": "submit", "sid": cur["sid"], "spans": [["LOC", 1, 3]], "seconds": 4.25}
+    payload["user_id"] = users.lead.id  # ignored: the user comes from the session
+    ann.handle(payload)
+    (event,) = repo.current_annotations(store.engine, ann.project_id)
+    assert event.user_id == users.annotator.id
+    assert event.tags == ["O", "B-LOC", "I-LOC"] + ["O"] * (n - 3)
+    assert event.seconds == 4.25
+    assert ann.current()["sid"] != cur["sid"]
+
+
+def test_the_next_sentences_are_leased_ahead_and_come_in_order(store, users, annotator) -> None:
+    ann, _ = annotator
+    data = ann.payload()
+    ahead = [v["sid"] for v in data["upcoming"]]
+    assert len(ahead) == 2
+    held = {x.sentence_id for x in repo.active_leases(store.engine, ann.project_id)}
+    assert held == {data["sid"], *ahead}
+    ann.handle({"kind": "skip", "sid": data["sid"]})
+    after = ann.payload()
+    assert [after["sid"], after["upcoming"][0]["sid"]] == ahead
+    assert after["upcoming"][1]["sid"] not in (data["sid"], *ahead)
+
+
+def test_a_second_enter_on_an_answered_sentence_is_ignored(store, annotator) -> None:
+    ann, session = annotator
+    sid = ann.current()["sid"]
+    ann.handle({"kind": "submit", "sid": sid, "spans": [], "seconds": 1})
+    ann.handle({"kind": "submit", "sid": sid, "spans": [], "seconds": 1})
+    ann.handle({"kind": "skip", "sid": sid})
+    assert [s for s, _, _ in session.submitted] == [sid]
+    assert [e.status for e in repo.annotation_history(store.engine, sid)] == ["submitted"]
+
+
+@pytest.mark.parametrize(
+    "spans",
+    [
+        [["EVIL", 0, 1]],  # not a type of the project
+        [["PER", 0, 99]],  # outside the sentence
+        [["PER", 0, 2], ["LOC", 1, 3]],  # overlapping
+        [["PER", True, 2]],  # not integers
+        "B-PER",  # not a list
+    ],
+)
+def test_malformed_spans_are_refused_with_a_message(store, annotator, spans) -> None:
+    ann, session = annotator
+    sid = ann.current()["sid"]
+    ann.handle({"kind": "submit", "sid": sid, "spans": spans, "seconds": 1})
+    assert session.submitted == []
+    assert ann.s["message"].startswith("Not saved:")
+    assert ann.current()["sid"] == sid  # still on screen, to fix
+
+
+def test_undo_brings_the_sentence_back_with_its_labels(store, annotator) -> None:
+    ann, _ = annotator
+    sid = ann.current()["sid"]
+    ann.handle({"kind": "submit", "sid": sid, "spans": [["ORG", 0, 2]], "seconds": 2})
+    ann.handle({"kind": "undo"})
+    back = ann.current()
+    assert back["sid"] == sid
+    assert back["tags"][:3] == ["B-ORG", "I-ORG", "O"]
+    ann.handle({"kind": "undo"})  # nothing left to undo
+    assert ann.s["message"] == "Nothing to undo."
+
+
+@pytest.mark.parametrize("seconds", [-1, float("nan"), "3", True, 1e9])
+def test_implausible_times_are_not_stored(store, annotator, seconds) -> None:
+    ann, session = annotator
+    sid = ann.current()["sid"]
+    ann.handle({"kind": "submit", "sid": sid, "spans": [], "seconds": seconds})
+    assert session.submitted[0][2] is None
+
+
+def test_the_payload_is_plain_json() -> None:
+    current = editor.sentence(
+        sid=3,
+        tokens=["<b>x</b>", "y"],
+        tags=["I-PER", "O"],  # invalid IOB2: repaired for display
+        scheme="IOB2",
+        confidence=[float("nan"), 0.5],
+        least=1,
+    )
+    upcoming = editor.sentence(sid=4, tokens=["z"], tags=None, scheme="IOB2")
+    data = editor.payload(current, [upcoming], types=["PER"], rev=1)
+    assert json.loads(json.dumps(data, allow_nan=False)) == data
+    assert (data["sid"], data["upcoming"][0]["sid"], data["rev"]) == (3, 4, 1)
+    assert data["spans"] == [["PER", 0, 1]]
+    assert data["confidence"] == [None, 0.5]
+    assert data["tokens"] == ["<b>x</b>", "y"]
+    empty = editor.payload(None, types=["PER"], rev=2, empty="done")
+    assert (empty["sid"], empty["tokens"], empty["upcoming"], empty["empty"]) == (
+        None,
+        [],
+        [],
+        "done",
+    )
+
+
+def test_spans_become_tags_of_the_project_scheme() -> None:
+    spans = [["PER", 0, 1], ["PER", 1, 3]]
+    assert editor.spans_to_tags(spans, 4, "BIOES", ["PER"]) == ["S-PER", "B-PER", "E-PER", "O"]
+    assert editor.spans_to_tags(spans, 4, "IOB1", ["PER"]) == ["I-PER", "B-PER", "I-PER", "O"]
+
+
+def test_label_keys_skip_the_action_keys() -> None:
+    keys = [k["key"] for k in editor.label_keys([f"T{i}" for i in range(12)])]
+    assert keys[:9] == [str(d) for d in range(1, 10)] and "s" not in keys and "u" not in keys
+    assert len(set(keys)) == 12
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<script>alert(1)</script>",
+        "**bold** _it_",
+        "[a](javascript:x)",
+        ":red[x] $y$",
+        "a\\b &amp;",
+    ],
+)
+def test_md_escapes_every_markdown_and_html_character(text: str) -> None:
+    escaped = md(text)
+    assert re.sub(r"\\(.)", r"\1", escaped) == text  # only backslashes were added
+    unescaped = re.sub(r"\\.", "", escaped)  # what is left outside escapes is plain text
+    assert not set(unescaped) & set("<>*_[]()`:$&\\#|~!")
+    assert md("two\nlines") == "two lines"

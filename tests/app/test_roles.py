@@ -1,0 +1,97 @@
+"""Roles are enforced by every lead page and every lead action, not only by hiding links."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from db import repository as repo
+from tests.app.conftest import REPO, app
+from ui import actions, auth
+
+OPEN_PAGES = {"login.py", "annotate.py", "progress.py"}
+LEAD_PAGES = sorted(p.name for p in (REPO / "pages").glob("*.py") if p.name not in OPEN_PAGES)
+INTERACTIVE = ("button", "download_button", "file_uploader", "text_input", "dataframe", "form")
+
+
+def test_every_page_is_known() -> None:
+    assert {"projects.py", "add_files.py", "export.py", "users.py"} <= set(LEAD_PAGES)
+
+
+@pytest.mark.parametrize("page", LEAD_PAGES)
+def test_an_annotator_is_refused_on_every_lead_page(store, users, demo, page) -> None:
+    at = app(f"pages/{page}", user=users.annotator).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["This page is for leads only."]
+    for kind in INTERACTIVE:
+        assert not at.get(kind), f"{page} shows a {kind} to an annotator"
+    lead_view = app(f"pages/{page}", user=users.lead).run()
+    assert not lead_view.exception
+    assert not lead_view.error
+    assert any(lead_view.get(kind) for kind in INTERACTIVE), f"{page} shows a lead nothing"
+
+
+@pytest.mark.parametrize("page", [*LEAD_PAGES, "annotate.py", "progress.py"])
+def test_a_signed_out_visitor_is_refused_everywhere(store, users, demo, page) -> None:
+    at = app(f"pages/{page}").run()
+    assert not at.exception
+    assert [w.value for w in at.warning] == ["Please sign in first."]
+    for kind in INTERACTIVE:
+        assert not at.get(kind)
+
+
+def _arguments(name: str, project_id: int, user_id: int) -> tuple:
+    return {
+        "create_project": ("Sneaky", {}),
+        "import_upload": (project_id, b'{"tokens": ["x"]}\n', "x.jsonl"),
+        "create_demo_project": (),
+        "update_settings": (project_id, {"learner": "pa"}),
+        "export_file": (project_id, "conll"),
+        "list_users": (),
+        "add_user": ("mallory", "a long password", "lead"),
+        "set_role": (user_id, "lead"),
+        "set_password": (user_id, "a long password"),
+    }[name]
+
+
+def test_every_lead_action_is_listed() -> None:
+    guarded = {
+        name
+        for name, fn in inspect.getmembers(actions, inspect.isfunction)
+        if getattr(fn, "lead_only", False)
+    }
+    assert guarded == {fn.__name__ for fn in actions.LEAD_ACTIONS}
+
+
+@pytest.mark.parametrize("action", actions.LEAD_ACTIONS, ids=lambda f: f.__name__)
+def test_an_annotator_is_refused_every_lead_action(store, users, demo, action) -> None:
+    before = (
+        repo.list_users(store.engine),
+        repo.list_projects(store.engine),
+        repo.count_sentences(store.engine, demo),
+    )
+    args = _arguments(action.__name__, demo, users.annotator.id)
+    with pytest.raises(auth.Forbidden):
+        action(users.annotator, *args)
+    after = (
+        repo.list_users(store.engine),
+        repo.list_projects(store.engine),
+        repo.count_sentences(store.engine, demo),
+    )
+    assert after == before
+    action(users.lead, *args)  # the same call is allowed to a lead
+
+
+def test_a_demoted_lead_loses_lead_actions_at_once(store, users) -> None:
+    stale = users.lead  # as the browser session saw them at sign-in
+    other = repo.add_user(store.engine, "olga", "a long password", role="lead")
+    actions.set_role(repo.get_user(store.engine, other), stale.id, "annotator")
+    with pytest.raises(auth.Forbidden):
+        actions.list_users(stale)
+
+
+def test_the_last_lead_cannot_be_demoted(store, users) -> None:
+    with pytest.raises(repo.InvalidValueError):
+        actions.set_role(users.lead, users.lead.id, "annotator")
+    assert repo.get_user(store.engine, users.lead.id).role == "lead"

@@ -1,0 +1,129 @@
+"""The live model is a function of the stored label log: replay, restart, crash, undo."""
+
+from __future__ import annotations
+
+import pytest
+
+import cwal.live.replay as replay_module
+from cwal.learners import SequenceLearner
+from db.repository import annotation_history, get_checkpoint, list_checkpoints
+
+from .conftest import SETTINGS
+from .helpers import annotate, assert_same_model, online_reference
+
+TAGS = SETTINGS["tagset"]
+
+
+def test_replay_equals_an_uninterrupted_run(make_project) -> None:
+    p = make_project()
+    live = p.session()
+    done = annotate(live, p, "ann", 12) + annotate(live, p, "bob", 8)
+    reference = online_reference(p, [sid for _, sid in sorted(done)], TAGS)
+    assert_same_model(live.model, reference)
+    assert live.status()["model_version"] == 20
+    live.close()
+    restarted = p.session()  # no checkpoint: the whole log is replayed in id order
+    assert_same_model(restarted.model, reference)
+    assert restarted.status()["labeled_sentences"] == 20
+
+
+def test_restart_after_consolidation_serves_identically(make_project) -> None:
+    p = make_project(consolidation_interval=7)
+    live = p.session()
+    annotate(live, p, "ann", 17)
+    live.wait_idle()
+    assert live.status()["checkpoint_id"] is not None
+    before = live.preview(5)
+    preds = [live.model.predict_one(s.tokens) for s in before]
+    live.close()
+    again = p.session()
+    assert_same_model(again.model, live.model)
+    after = again.preview(5)
+    assert [s.sentence_id for s in after] == [s.sentence_id for s in before]
+    assert [s.confidence for s in after] == [s.confidence for s in before]
+    assert [again.model.predict_one(s.tokens) for s in before] == preds
+    # a fresh annotator after the restart is served the sentence suggested before it
+    assert again.next(p.users["dan"])[0].sentence_id == before[0].sentence_id
+
+
+def test_a_crash_between_store_and_update_loses_nothing(make_project, monkeypatch) -> None:
+    p = make_project()
+    live = p.session()
+    done = annotate(live, p, "ann", 5)
+    (sug,) = live.next(p.users["ann"])
+
+    def crash(model, row):
+        raise RuntimeError("process died after the commit")
+
+    monkeypatch.setattr(replay_module, "learn", crash)
+    with pytest.raises(RuntimeError, match="died"):
+        live.submit(sug.sentence_id, p.gold[sug.sentence_id], p.users["ann"])
+    monkeypatch.undo()
+    (stored,) = annotation_history(p.engine, sug.sentence_id)
+    assert stored.tags == p.gold[sug.sentence_id]
+    reference = online_reference(p, [sid for _, sid in done] + [sug.sentence_id], TAGS)
+    assert_same_model(p.session().model, reference)  # a restarted process
+    live.sync()  # the survivor catches up on its next call
+    assert_same_model(live.model, reference)
+
+
+def test_undo_rebuilds_the_model_without_the_label(make_project) -> None:
+    p = make_project()
+    live = p.session()
+    done = annotate(live, p, "ann", 4)
+    assert live.undo(p.users["ann"]) == done[-1][1]
+    reference = online_reference(p, [sid for _, sid in done[:3]], TAGS)
+    assert_same_model(live.model, reference)
+    assert live.status()["labeled_sentences"] == 3
+    assert live.next(p.users["ann"])[0].sentence_id == done[-1][1]  # leased back to them
+    assert_same_model(p.session().model, reference)
+
+
+def test_undo_of_a_label_a_checkpoint_covers(make_project) -> None:
+    p = make_project(consolidation_interval=3)
+    live = p.session()
+    done = annotate(live, p, "ann", 3)
+    live.wait_idle()  # consolidated after the third label
+    done += annotate(live, p, "ann", 1)
+    live.wait_idle()
+    (cp,) = list_checkpoints(p.engine, p.id)
+    assert cp.last_annotation_id == done[2][0]  # retrained on the first three labels
+    live.undo(p.users["ann"])  # the 4th: after the checkpoint, replay from it
+    assert_same_model(live.model, SequenceLearner.from_bytes(get_checkpoint(p.engine, cp.id).state))
+    live.undo(p.users["ann"])  # the 3rd: the checkpoint reflects it, so it is no longer valid
+    reference = online_reference(p, [sid for _, sid in done[:2]], TAGS)
+    assert_same_model(live.model, reference)
+    assert live.status()["checkpoint_id"] is None
+    assert_same_model(p.session().model, reference)
+
+
+def test_a_ranking_is_by_the_model_its_sample_was_drawn_for(make_project, monkeypatch) -> None:
+    p = make_project()
+    live = p.session()
+    annotate(live, p, "ann", 3)
+    live.wait_idle()
+    real, moved = live._sample, []
+
+    def sample_then_the_model_moves():
+        out = real()
+        if not moved:  # a label lands between drawing the sample and scoring it
+            moved.append(next(i for i in p.gold if not live.live.labeled.get(i)))
+            live.store.submit(moved[0], p.users["bob"], p.gold[moved[0]], None)
+            live.sync()
+        return out
+
+    monkeypatch.setattr(live, "_sample", sample_then_the_model_moves)
+    live.submit(*_gold_for(live, p, "ann"))
+    live.wait_idle()
+    assert moved
+    before = live.preview(4)
+    again = p.session()
+    after = again.preview(4)
+    assert [(s.sentence_id, s.confidence) for s in after] == [
+        (s.sentence_id, s.confidence) for s in before
+    ]
+
+
+def _gold_for(live, p, user):
+    (sug,) = live.next(p.users[user])
+    return sug.sentence_id, p.gold[sug.sentence_id], p.users[user]

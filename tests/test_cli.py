@@ -1,0 +1,123 @@
+"""``python -m cwal train`` / ``evaluate`` end to end on small corpora written by the tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cwal.cli import guess_template, main
+from cwal.io import Sentence
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write_chunk_corpus(path: Path, n: int, seed: int) -> None:
+    """A CoNLL 'word pos tag' file of separable NP/VP/PP chunks."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(n):
+        for _ in range(int(rng.integers(1, 4))):
+            noun = f"noun{rng.integers(6)}"
+            lines += ["the DT B-NP", f"{noun} NN I-NP", "sees VBZ B-VP", "in IN B-PP"]
+            lines += [f"{noun} NN B-NP"]
+        lines.append("")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_ner_corpus(path: Path, n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    people, places = ["Anna", "Bert", "Carla"], ["Paris", "Rome", "Oslo"]
+    lines = []
+    for _ in range(n):
+        lines += [f"{people[rng.integers(3)]} B-PER", "went O", "to O"]
+        lines += [f"{places[rng.integers(3)]} B-LOC", ". O", ""]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_train_then_evaluate_in_process(tmp_path: Path, capsys) -> None:
+    train, dev, model = tmp_path / "train.txt", tmp_path / "dev.txt", tmp_path / "m.npz"
+    write_chunk_corpus(train, 40, 0)
+    write_chunk_corpus(dev, 10, 1)
+    argv = ["train", "--train", str(train), "--model", str(model), "--dev", str(dev)]
+    assert main([*argv, "--epochs", "3", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "features: chunk" in err and "learner: arow" in err
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("epoch")] == [
+        "1/3", "2/3", "3/3",
+    ]  # fmt: skip
+    assert out.splitlines()[2].endswith("dev F1 1.0000") and model.exists()
+    scores = tmp_path / "scores.json"
+    assert main(["evaluate", "--model", str(model), "--test", str(dev), "--json", str(scores)]) == 0
+    out, _ = capsys.readouterr()
+    assert "F1 1.0000" in out and "NP" in out and "PP" in out
+    data = json.loads(scores.read_text())
+    assert set(data) == {"precision", "recall", "f1", "token_accuracy", "per_type"}
+    assert data["f1"] == 1.0 and set(data["per_type"]) == {"NP", "VP", "PP"}
+    assert data["per_type"]["NP"]["support"] == 2 * data["per_type"]["VP"]["support"]
+
+
+def test_learner_columns_and_ner_guess(tmp_path: Path, capsys) -> None:
+    train, model = tmp_path / "ner.conll", tmp_path / "ner.npz"
+    write_ner_corpus(train, 30, 2)
+    argv = ["train", "--train", str(train), "--model", str(model), "--learner", "cw"]
+    assert main([*argv, "--columns", "word,tag", "--epochs", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert "features: ner" in err and "epoch 2/2" in err and "saved" in out
+    assert main(["evaluate", "--model", str(model), "--test", str(train)]) == 0
+    assert "F1 1.0000" in capsys.readouterr().out
+
+
+def test_guess_template() -> None:
+    chunky = [Sentence(["a", "b"], ["B-NP", "B-VP"])]
+    assert guess_template(chunky)[0] == "chunk"
+    assert guess_template([Sentence(["a"], ["B-PER"]), *chunky])[0] == "ner"
+    assert guess_template([Sentence(["a"], ["NN"])])[0] == "ner"
+
+
+def test_user_errors_print_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
+    bad_model = tmp_path / "bad.npz"
+    bad_model.write_bytes(b"PK\x03\x04 definitely not a zip")
+    corpus = tmp_path / "c.txt"
+    write_ner_corpus(corpus, 3, 0)
+    ragged = tmp_path / "ragged.conll"
+    ragged.write_text("a DT B-NP\nb NN\n", encoding="utf-8")
+    untagged = tmp_path / "words.txt"
+    untagged.write_text("a\nb\n\nc\n", encoding="utf-8")
+    cases = [
+        (["evaluate", "--model", str(bad_model), "--test", str(corpus)], "not a cwal model"),
+        (["evaluate", "--model", str(tmp_path / "none.npz"), "--test", str(corpus)], "none.npz"),
+        (["train", "--train", str(ragged), "--model", str(tmp_path / "x")], "ragged.conll:2"),
+        (["train", "--train", str(untagged), "--model", str(tmp_path / "x")], "no tagged"),
+        (["train", "--train", str(tmp_path / "nope.txt"), "--model", "x"], "nope.txt"),
+    ]
+    for argv, needle in cases:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and needle in err and err.count("\n") == 1
+        assert "Traceback" not in err
+
+
+def test_python_dash_m_cwal_runs_as_a_program(tmp_path: Path) -> None:
+    train, model = tmp_path / "t.txt", tmp_path / "m.npz"
+    write_chunk_corpus(train, 15, 3)
+    run = [sys.executable, "-m", "cwal", "train", "--train", str(train), "--model", str(model)]
+    done = subprocess.run([*run, "--epochs", "2"], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "[" in done.stderr and "epoch 2/2" in done.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "cwal", "evaluate", "--model", str(train), "--test", str(train)],
+        cwd=REPO, capture_output=True, text=True,
+    )  # fmt: skip
+    assert bad.returncode == 2 and bad.stderr.startswith("error:") and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("argv", [["train", "--train", "x", "--model", "y", "--learner", "svm"]])
+def test_argparse_rejects_bad_choices(argv, capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2

@@ -1,0 +1,161 @@
+"""Every lead action of the app, each refused (``auth.Forbidden``) unless the acting user is a lead.
+
+Pages pass the signed-in user first; the role is re-read from the store at the moment of the action,
+so hiding a button is never the only protection.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from cwal.io import schemes
+from db import exports, imports
+from db import repository as repo
+from ui import state
+from ui.auth import lead_only
+
+DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
+DEMO_NAME = "Demo: invented news (NER)"
+DEMO_TYPES = ("PER", "ORG", "LOC", "MISC")
+
+
+def tagset(types: Sequence[str], scheme: str) -> list[str]:
+    """Every tag of ``types`` under ``scheme``, ``O`` first (the project's ``tagset`` setting)."""
+    prefixes = sorted(schemes.get(scheme).alphabet)
+    return ["O"] + [f"{p}-{t}" for t in types for p in prefixes]
+
+
+def entity_types(settings: Mapping[str, Any]) -> list[str]:
+    """The entity types a project labels, in the order of its tag set."""
+    seen: list[str] = []
+    for tag in settings.get("tagset") or []:
+        parts = schemes.split_tag(tag)
+        if parts and parts[1] and parts[1] not in seen:
+            seen.append(parts[1])
+    return seen
+
+
+@lead_only
+def create_project(actor: repo.UserInfo, name: str, settings: Mapping[str, Any]) -> int:
+    """Create an empty project; its files come with :func:`import_upload`."""
+    return repo.create_project(state.engine(), name, settings)
+
+
+@lead_only
+def import_upload(
+    actor: repo.UserInfo, project_id: int, data: bytes, name: str, **options: Any
+) -> imports.ImportResult:
+    """Import one uploaded file, all or nothing (options of ``db.imports.import_bytes``).
+    Tags imported as annotations are credited to the acting lead."""
+    if options.get("tags_as") == "annotations":
+        options["annotator_id"] = actor.id
+    result = imports.import_bytes(state.engine(), project_id, data, name, **options)
+    state.reload_live(project_id)  # a running session knows only the pool it started with
+    return result
+
+
+def install_demo(engine: Engine) -> int:
+    """Create the built-in demo project on ``engine`` unless it exists; its id. (No role check:
+    callers are :func:`create_demo_project` and test or benchmark set-ups.)"""
+    existing = repo.find_project(engine, DEMO_NAME)
+    if existing is not None:
+        return existing.id
+    settings = {
+        "scheme": "IOB2",
+        "tagset": tagset(DEMO_TYPES, "IOB2"),
+        "feature_template": "ner",
+        "learner": "arow",
+    }
+    project_id = repo.create_project(engine, DEMO_NAME, settings)
+    imports.import_file(engine, project_id, DEMO_DIR / "ner_pool.jsonl", split="pool")
+    imports.import_file(engine, project_id, DEMO_DIR / "ner_eval.jsonl", split="eval")
+    return project_id
+
+
+@lead_only
+def create_demo_project(actor: repo.UserInfo) -> int:
+    """Create the built-in demo project (320 sentences to label, 100 gold for evaluation)."""
+    return install_demo(state.engine())
+
+
+@lead_only
+def update_settings(
+    actor: repo.UserInfo, project_id: int, changes: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Change a project's settings (validated by the store); the live session restarts."""
+    settings = repo.update_project_settings(state.engine(), project_id, changes)
+    state.reload_live(project_id)
+    return settings
+
+
+@lead_only
+def export_file(
+    actor: repo.UserInfo,
+    project_id: int,
+    format: str,
+    *,
+    status: str | None = "submitted",
+    annotator_ids: Iterable[int] | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> bytes:
+    """The project's latest annotations as a CoNLL or JSONL file (UTF-8 bytes)."""
+    out = io.StringIO()
+    exports.export_annotations(
+        state.engine(),
+        project_id,
+        out,
+        format,  # type: ignore[arg-type]
+        status=status,
+        annotator_ids=annotator_ids,
+        since=since,
+        until=until,
+    )
+    return out.getvalue().encode("utf-8")
+
+
+@lead_only
+def list_users(actor: repo.UserInfo) -> list[repo.UserInfo]:
+    """Every account (names and roles)."""
+    return repo.list_users(state.engine())
+
+
+@lead_only
+def add_user(actor: repo.UserInfo, name: str, password: str, role: str) -> int:
+    """Create an annotator or lead account."""
+    return repo.add_user(state.engine(), name, password, role)
+
+
+@lead_only
+def set_role(actor: repo.UserInfo, user_id: int, role: str) -> None:
+    """Change a user's role; the last lead cannot be demoted (someone must manage the app)."""
+    engine = state.engine()
+    leads = repo.list_users(engine, role="lead")
+    if role != "lead" and [u.id for u in leads] == [user_id]:
+        raise repo.InvalidValueError("the last lead cannot stop being a lead")
+    repo.set_role(engine, user_id, role)
+
+
+@lead_only
+def set_password(actor: repo.UserInfo, user_id: int, password: str) -> None:
+    """Give a user a new password."""
+    repo.set_password(state.engine(), user_id, password)
+
+
+LEAD_ACTIONS = (
+    create_project,
+    import_upload,
+    create_demo_project,
+    update_settings,
+    export_file,
+    list_users,
+    add_user,
+    set_role,
+    set_password,
+)

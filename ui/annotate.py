@@ -1,0 +1,169 @@
+"""The annotate page's controller: the sentences on screen, and what the editor's actions do.
+
+It talks only to the live service (``next`` / ``submit`` / ``skip`` / ``undo``) and, for the
+counters and the undo pre-fill, to the repository. ``AHEAD`` sentences are leased at a time: the
+one on screen and the next ones, which the editor already holds, so that Enter shows the next
+sentence at once while the answer is being saved (even when the server is one answer behind). The user id always comes from the signed-in session, never
+from the browser's message; a message about a sentence that is not the current one (a double
+Enter, a stale tab) is ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import MutableMapping
+from typing import Any
+
+from db import repository as repo
+from ui import editor, state
+from ui.actions import entity_types
+
+MAX_SECONDS = 6 * 3600.0
+AHEAD = 3  # sentences leased to the annotator at a time: the current one and two more
+
+
+def _seconds(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    value = float(value)
+    return round(value, 3) if math.isfinite(value) and 0 <= value <= MAX_SECONDS else None
+
+
+class Annotator:
+    """One user's annotation session on one project; its state lives in ``store``
+    (``st.session_state``), so it survives reruns and is private to the browser session."""
+
+    def __init__(
+        self,
+        service: Any,
+        user: repo.UserInfo,
+        project: repo.ProjectInfo,
+        store: MutableMapping[str, Any],
+    ) -> None:
+        self.service = service
+        self.user_id = user.id
+        self.project_id = project.id
+        self.scheme = project.settings.get("scheme") or "IOB2"
+        self.types = entity_types(project.settings)
+        self.s = store.setdefault(
+            f"cw_annotate_{project.id}_{user.id}", {"queue": [], "rev": 0, "message": ""}
+        )
+
+    def _view(self, suggestion: Any, prefill: list[str] | None = None) -> dict[str, Any]:
+        tags = prefill if prefill is not None else suggestion.predicted
+        for t in entity_types({"tagset": tags or []}):
+            if t not in self.types:
+                self.types.append(t)
+        info = (
+            f"Sentence #{suggestion.sentence_id} · model v{suggestion.model_version}"
+            f" (scored by v{suggestion.scored_version}) · {suggestion.strategy}"
+        )
+        return {
+            "sid": suggestion.sentence_id,
+            "tokens": list(suggestion.tokens),
+            "tags": list(tags) if tags else None,
+            "confidence": suggestion.confidence,
+            "least": suggestion.least_confident,
+            "info": info,
+        }
+
+    def _fill(self) -> list[dict[str, Any]]:
+        """The queue topped up to ``AHEAD`` leased sentences, keeping the order already shown."""
+        queue = self.s["queue"]
+        if len(queue) < AHEAD:
+            found = {s.sentence_id: s for s in self.service.next(self.user_id, n=AHEAD)}
+            prefill = self.s.pop("prefill", None)
+            kept = [v for v in queue if v["sid"] in found]
+            fresh = [
+                self._view(s, prefill[1] if prefill and prefill[0] == sid else None)
+                for sid, s in found.items()
+                if sid not in {v["sid"] for v in kept}
+            ]
+            if prefill:  # the sentence brought back by undo comes first
+                fresh.sort(key=lambda v: v["sid"] != prefill[0])
+            self.s["queue"] = queue = kept + fresh
+        return queue
+
+    def current(self) -> dict[str, Any] | None:
+        """The sentence on screen (None when nothing is left to annotate)."""
+        queue = self._fill()
+        return queue[0] if queue else None
+
+    def payload(self) -> dict[str, Any]:
+        """What the editor shows now, and the sentences it shows after the next Enters."""
+        queue = self._fill()
+        views = [
+            editor.sentence(
+                sid=v["sid"],
+                tokens=v["tokens"],
+                tags=v["tags"],
+                scheme=self.scheme,
+                confidence=v["confidence"],
+                least=v["least"],
+                info=v["info"],
+            )
+            for v in queue[:AHEAD]
+        ]
+        return editor.payload(
+            views[0] if views else None,
+            views[1:],
+            types=self.types,
+            rev=self.s["rev"],
+            message=self.s["message"],
+            empty="Nothing left to annotate in this project: every sentence is labeled, "
+            "skipped by you or being labeled by someone else.",
+        )
+
+    def handle(self, action: object) -> None:
+        """Carry out one editor action: ``submit``, ``skip`` or ``undo``."""
+        if not isinstance(action, dict):
+            return
+        self.s["rev"] += 1
+        self.s["message"] = ""
+        kind = action.get("kind")
+        try:
+            if kind == "undo":
+                self._undo()
+                return
+            queue = self.s["queue"]
+            cur = queue[0] if queue else None
+            if cur is None or action.get("sid") != cur["sid"]:
+                return  # a second Enter on a sentence already answered
+            if kind == "submit":
+                tags = editor.spans_to_tags(
+                    action.get("spans"), len(cur["tokens"]), self.scheme, self.types
+                )
+                self.service.submit(cur["sid"], tags, self.user_id, _seconds(action.get("seconds")))
+                self.s["message"] = f"Saved sentence #{cur['sid']}."
+            elif kind == "skip":
+                self.service.skip(cur["sid"], self.user_id)
+                self.s["message"] = f"Skipped sentence #{cur['sid']}."
+            else:
+                return
+            queue.pop(0)
+        except (ValueError, repo.StoreError) as exc:
+            self.s["message"] = f"Not saved: {exc}"
+
+    def _undo(self) -> None:
+        sentence_id = self.service.undo(self.user_id)
+        if sentence_id is None:
+            self.s["message"] = "Nothing to undo."
+            return
+        self.s["prefill"] = (sentence_id, self._undone_tags(sentence_id))
+        self.s["queue"] = []  # the store released the other leases
+        self.s["message"] = f"Undid your last answer (sentence #{sentence_id}): fix it and submit."
+
+    def _undone_tags(self, sentence_id: int) -> list[str] | None:
+        history = repo.annotation_history(state.engine(), sentence_id)
+        undo = next((e for e in reversed(history) if e.status == "undone"), None)
+        if undo is None:
+            return None
+        undone = next((e for e in history if e.id == undo.supersedes_id), None)
+        return undone.tags if undone is not None and undone.user_id == self.user_id else None
+
+    def counters(self) -> repo.AnnotatorStats | None:
+        """This user's work in the project (today, total, pace), fresh from the store."""
+        for row in repo.annotator_stats(state.engine(), self.project_id):
+            if row.user_id == self.user_id:
+                return row
+        return None

@@ -1,0 +1,121 @@
+"""Form pieces shared by the project pages: project settings, upload checks, imports with progress."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import streamlit as st
+
+from cwal.errors import CorpusError
+from cwal.io import read_corpus_bytes, schemes
+from cwal.io.corpus import detect_format, format_of
+from cwal.io.source import Source
+from cwal.learners import LEARNERS
+from db import repository as repo
+from ui import actions
+from ui.safe import md
+
+FORMATS = {"auto": None, "CoNLL columns": "conll", "JSONL": "jsonl", "plain text": "text"}
+SCHEMES = ("IOB2", "IOB1", "BIOES", "BILOU", "IOE2", "IOE1", "IO")
+TEMPLATES = ("ner", "chunk")
+
+
+def split_words(text: str) -> list[str]:
+    """Words of a comma- or space-separated list, without blanks or repeats, in order."""
+    out: list[str] = []
+    for word in re.split(r"[,\s]+", text.strip()):
+        if word and word not in out:
+            out.append(word)
+    return out
+
+
+def strategy_names(current: str | None = None) -> list[str]:
+    """The query strategies the live service serves with (``current`` kept when it is one of
+    their aliases), the recommended one (KD-PC) first."""
+    from cwal.live.config import STRATEGIES
+
+    names = sorted(set(STRATEGIES.values()), key=lambda n: (n != "kd-pc", n))
+    if current in STRATEGIES and current not in names:
+        names.insert(0, current)
+    return names
+
+
+def settings_inputs(
+    defaults: dict[str, Any] | None = None, with_scheme: bool = True
+) -> dict[str, Any]:
+    """Widgets for the learning settings of a project; returns the chosen values. The tag scheme
+    is chosen only at creation (stored labels are in it)."""
+    d = {**repo.DEFAULT_SETTINGS, **(defaults or {})}
+    cols = st.columns(3)
+    learners = sorted(LEARNERS)
+    strategies = strategy_names(defaults.get("strategy") if defaults else None)
+    scheme = d["scheme"] if d["scheme"] in SCHEMES else "IOB2"
+    chosen = {
+        "learner": cols[0].selectbox("Learner", learners, index=learners.index(d["learner"])),
+        "strategy": cols[1].selectbox(
+            "Query strategy",
+            strategies,
+            index=strategies.index(d["strategy"]) if d["strategy"] in strategies else 0,
+        ),
+        "feature_template": cols[2].selectbox(
+            "Features", TEMPLATES, index=TEMPLATES.index(d["feature_template"])
+        ),
+    }
+    if with_scheme:
+        chosen["scheme"] = cols[0].selectbox("Tag scheme", SCHEMES, index=SCHEMES.index(scheme))
+    return chosen
+
+
+def check_upload(
+    data: bytes,
+    name: str,
+    fmt: str | None,
+    columns: Sequence[str] | None,
+    scheme: str,
+    tagset: Sequence[str] | None,
+) -> tuple[int, list[str]]:
+    """Read an upload once before anything is stored: its sentence count and the entity types
+    its tags use. Raises ``CorpusError`` (with the line) for a bad file."""
+    fmt = fmt or format_of(name) or detect_format(Source(data, name))
+    kw: dict[str, Any] = {}
+    if fmt != "text":
+        kw = {"scheme": scheme, "strict": True, "tagset": tagset}
+    roles = list(columns) if columns and fmt == "conll" else None
+    n, seen = 0, {}
+    for sentence in read_corpus_bytes(data, name, fmt, roles, **kw):
+        n += 1
+        for tag in sentence.tags or ():
+            parts = schemes.split_tag(tag)
+            if parts and parts[1]:
+                seen.setdefault(parts[1], None)
+    return n, list(seen)
+
+
+def run_import(
+    actor: repo.UserInfo, project_id: int, upload: Any, *, label: str, **options: Any
+) -> bool:
+    """Import one uploaded file with a progress bar; shows the reader's error and returns False
+    when the file is refused (nothing is stored then)."""
+    label = md(label)
+    bar = st.progress(0.0, text=f"Importing {label}…")
+
+    def progress(p: Any) -> None:
+        bar.progress(p.fraction, text=f"Importing {label}: {p.sentences:,} sentences")
+
+    try:
+        result = actions.import_upload(
+            actor, project_id, upload.getvalue(), upload.name, progress=progress, **options
+        )
+    except CorpusError as exc:
+        bar.empty()
+        where = f"line {exc.line}" if exc.line is not None else "the file"
+        st.error(f"{label} was refused at {where}: {md(exc.problem)}")
+        return False
+    except repo.StoreError as exc:
+        bar.empty()
+        st.error(md(exc))
+        return False
+    bar.progress(1.0, text=f"Imported {result.n_sentences:,} sentences from {label}.")
+    return True

@@ -1,0 +1,73 @@
+"""Process-wide resources (the migrated engine, one live session per project) and per-browser
+session keys. Heavy objects are ``st.cache_resource``; nothing a user writes is ever cached."""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlalchemy import Engine
+
+from cwal.live import ProjectSession
+from db import database_url, open_database
+from db import repository as repo
+from db.store import SqlStore
+
+PROJECT_KEY = "cw_project_id"
+
+
+@st.cache_resource(show_spinner="Opening the database…")
+def _engine(url: str) -> Engine:
+    return open_database(url)
+
+
+def engine() -> Engine:
+    """The engine for ``CWAL_DATABASE_URL`` (migrated to head on first use in this process)."""
+    return _engine(database_url())
+
+
+def open_live_session(engine: Engine, project_id: int) -> ProjectSession:
+    """A new live session of the project over the SQL store (``_live`` keeps one per project)."""
+    return ProjectSession(SqlStore(engine), project_id)
+
+
+def _close(session: ProjectSession) -> None:
+    session.close()
+
+
+@st.cache_resource(show_spinner="Loading the project's model…", max_entries=32, on_release=_close)
+def _live(url: str, project_id: int) -> ProjectSession:
+    return open_live_session(_engine(url), project_id)
+
+
+def live(project_id: int) -> ProjectSession:
+    """The one live session of a project in this process (shared by every browser session; the
+    lead pages use it too, so that a project never has two sessions in one process)."""
+    return _live(database_url(), project_id)
+
+
+def reload_live(project_id: int) -> None:
+    """Close the project's live session; the next page that needs it opens a fresh one (after
+    new files or new settings, which a running session does not pick up)."""
+    _live.clear(database_url(), project_id)
+
+
+def projects() -> list[repo.ProjectInfo]:
+    """Every project, fresh from the store."""
+    return repo.list_projects(engine())
+
+
+def current_project() -> repo.ProjectInfo | None:
+    """The project chosen in the sidebar (the first one by default), or None when none exists."""
+    available = projects()
+    if not available:
+        return None
+    chosen = st.session_state.get(PROJECT_KEY)
+    for project in available:
+        if project.id == chosen:
+            return project
+    st.session_state[PROJECT_KEY] = available[0].id
+    return available[0]
+
+
+def choose_project(project_id: int) -> None:
+    """Make ``project_id`` the current project of this browser session."""
+    st.session_state[PROJECT_KEY] = project_id
