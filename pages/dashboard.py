@@ -9,17 +9,19 @@ from cwal import reports
 from db import repository as repo
 from db.repository import analysis
 from ui import charts, state
-from ui.lead_page import open_lead_page
+from ui.lead_page import open_lead_page, refresh_note
 
 user, project = open_lead_page("Dashboard")
 
 engine = state.engine()
 counts = repo.project_counts(engine, project.id)
-logs = analysis.log_frames(engine, project.id)
+lag = analysis.PAGE_LAG
+logs = analysis.log_frames(engine, project.id, max_lag=lag)
 checkpoints = repo.list_checkpoints(engine, project.id)
 with st.spinner("Reading the current model…"):
-    view = analysis.model_view(engine, project.id)
-    points = analysis.curve_points(engine, project.id)
+    view = analysis.model_view(engine, project.id, max_lag=lag)
+    points = analysis.curve_points(engine, project.id, max_lag=lag)
+refresh_note(engine, project.id, view.state.version)
 
 cols = st.columns(5)
 cols[0].metric("Labeled sentences", f"{counts.labeled:,} / {counts.pool:,}")

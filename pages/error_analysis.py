@@ -8,16 +8,17 @@ import streamlit as st
 from cwal import reports
 from db.repository import analysis
 from ui import charts, state
-from ui.lead_page import open_lead_page
+from ui.lead_page import open_lead_page, refresh_note
 
 OPEN_KEY = "cw_review_open"  # the sentence the review page opens in the editor
 
 user, project = open_lead_page("Error analysis")
 
 engine = state.engine()
-tokens = analysis.log_frames(engine, project.id).predictions
+tokens = analysis.log_frames(engine, project.id, max_lag=analysis.PAGE_LAG).predictions
 with st.spinner("Reading the current model…"):
-    view = analysis.model_view(engine, project.id)
+    view = analysis.model_view(engine, project.id, max_lag=analysis.PAGE_LAG)
+refresh_note(engine, project.id, view.state.version)
 
 st.subheader("Reliability of the confidence")
 st.caption(

@@ -391,8 +391,13 @@ def test_store_queries_and_views(demo_store) -> None:
     repo.submit_annotation(
         engine, pool[2], user, ["O"] * len(repo.get_sentence(engine, pool[2]).tokens)
     )
-    fresh = analysis.model_view(engine, project)
+    # a page that accepts a lag gets the previous view at once; the new one lands in the background
+    assert analysis.model_view(engine, project, max_lag=analysis.PAGE_LAG) is view
+    analysis.wait_fresh(engine, project, 60)
+    assert not analysis.refreshing(engine, project)
+    fresh = analysis.model_view(engine, project, max_lag=analysis.PAGE_LAG)
     assert fresh is not view and fresh.state.version == 5 and fresh.labeled_sentences == 3
+    assert analysis.model_view(engine, project) is fresh
 
 
 def test_memo_keeps_the_most_recent_views() -> None:
@@ -405,3 +410,63 @@ def test_memo_keeps_the_most_recent_views() -> None:
 
     assert [memo.get(k, make(k)) for k in ("a", "b", "a", "c", "a", "b")] == list("ABACAB")
     assert made == ["a", "b", "c", "b"]  # "b" was the least recently used when "c" came
+
+
+def test_memo_serves_a_recent_view_while_the_current_one_is_computed() -> None:
+    import threading
+
+    from cwal.reports.memo import Memo
+
+    memo = Memo(8)
+    assert memo.get_recent("f", 1, ("k", 1), lambda: "v1", max_lag=5) == "v1"  # nothing older
+    gate = threading.Event()
+
+    def slow() -> str:
+        gate.wait(5)
+        return "v3"
+
+    assert memo.get_recent("f", 3, ("k", 3), slow, max_lag=5) == "v1"  # stale, refreshing
+    assert memo.refreshing("f")
+    gate.set()
+    memo.wait("f", 5)
+    assert not memo.refreshing("f")
+    assert memo.get_recent("f", 3, ("k", 3), lambda: "never", max_lag=5) == "v3"
+    assert memo.get_recent("f", 9, ("k", 9), lambda: "v9", max_lag=5) == "v9"  # too old: now
+    assert memo.get_recent("f", 10, ("k", 10), lambda: "v10", max_lag=0) == "v10"  # fresh only
+
+
+def test_memo_background_failure_is_retried_in_the_foreground() -> None:
+    from cwal.reports.memo import Memo
+
+    memo = Memo(8)
+    memo.get("x", lambda: 1, family="f", rank=1)
+
+    def boom() -> int:
+        raise RuntimeError("broken")
+
+    assert memo.get_recent("f", 2, "y", boom, max_lag=3) == 1
+    memo.wait("f", 5)
+    with pytest.raises(RuntimeError, match="broken"):
+        memo.get_recent("f", 2, "y", boom, max_lag=0)
+
+
+def test_memo_computes_a_key_once_when_threads_ask_together() -> None:
+    import threading
+    import time
+
+    from cwal.reports.memo import Memo
+
+    memo, calls = Memo(4), []
+
+    def make() -> int:
+        calls.append(1)
+        time.sleep(0.2)
+        return 7
+
+    results: list[int] = []
+    threads = [threading.Thread(target=lambda: results.append(memo.get("k", make))) for _ in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [7, 7] and len(calls) == 1

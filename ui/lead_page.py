@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import streamlit as st
+from sqlalchemy import Engine
 
 from db import repository as repo
+from db.repository import analysis
 from ui import auth, state
 from ui.safe import md
 
@@ -20,3 +22,12 @@ def open_lead_page(title: str) -> tuple[repo.UserInfo, object]:
     st.caption(md(project.name))
     st.button("Refresh", icon=":material/refresh:", help="Read the newest labels and model")
     return user, project
+
+
+def refresh_note(engine: Engine, project_id: int, version: int) -> None:
+    """Say so when the page shows a model a few labels old while the newest is being read."""
+    if analysis.refreshing(engine, project_id):
+        st.caption(
+            f"Showing model version {version} while the newest labels are read in the "
+            "background: press Refresh in a moment."
+        )

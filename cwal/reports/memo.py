@@ -1,13 +1,20 @@
-"""A small thread-safe LRU for computed views whose keys name an immutable state."""
+"""A small thread-safe LRU for computed views whose keys name an immutable state.
+
+``get_recent`` adds stale-while-revalidate: a view a few versions old is served at once while a
+background thread computes the current one, so a page never waits for a recomputation that one
+new label triggered (a dashboard's numbers may lag by at most ``max_lag`` versions).
+"""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class Memo:
@@ -17,19 +24,94 @@ class Memo:
         self.size = size
         self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
+        self._latest: dict[Hashable, tuple[int, Hashable]] = {}  # family -> (rank, key)
+        self._running: dict[Hashable, threading.Thread] = {}
+        self._computing: dict[Hashable, threading.Event] = {}  # key -> set when done
 
-    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+    def get(
+        self,
+        key: Hashable,
+        make: Callable[[], T],
+        family: Hashable | None = None,
+        rank: int = 0,
+    ) -> T:
+        """The cached value of ``key``, else ``make()`` (remembered as ``family``'s newest
+        value when ``rank`` is the highest seen for it)."""
+        while True:
+            with self._lock:
+                if key in self._items:
+                    self._items.move_to_end(key)
+                    return self._items[key]
+                busy = self._computing.get(key)
+                if busy is None:  # this thread computes it; others wait for the result
+                    busy = self._computing[key] = threading.Event()
+                    break
+            busy.wait()  # computed by another thread (or it failed: then try ourselves)
+        try:
+            value = make()
+            with self._lock:
+                self._items[key] = value
+                if family is not None and rank >= self._latest.get(family, (-1, None))[0]:
+                    self._latest[family] = (rank, key)
+                while len(self._items) > self.size:
+                    self._items.popitem(last=False)
+            return value
+        finally:
+            with self._lock:
+                self._computing.pop(key, None)
+            busy.set()
+
+    def get_recent(
+        self, family: Hashable, rank: int, key: Hashable, make: Callable[[], T], max_lag: int
+    ) -> T:
+        """Like ``get``, but when ``key`` is not cached and ``family``'s newest cached value is
+        at most ``max_lag`` ranks older, return that one and compute ``key`` in a background
+        thread (one per family at a time). ``max_lag = 0`` always computes."""
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        value = make()
+            latest = self._latest.get(family)
+            usable = (
+                max_lag > 0
+                and latest is not None
+                and latest[1] in self._items
+                and 0 <= rank - latest[0] <= max_lag
+            )
+            if usable:
+                assert latest is not None
+                value = self._items[latest[1]]
+                if family not in self._running:
+                    worker = threading.Thread(
+                        target=self._refresh, args=(family, rank, key, make), daemon=True
+                    )
+                    self._running[family] = worker
+                    worker.start()
+                return value
+        return self.get(key, make, family, rank)
+
+    def _refresh(self, family: Hashable, rank: int, key: Hashable, make: Callable[[], Any]) -> None:
+        try:
+            self.get(key, make, family, rank)
+        except Exception:  # the next foreground call recomputes and raises it to the page
+            log.exception("background refresh of %r failed", family)
+        finally:
+            with self._lock:
+                self._running.pop(family, None)
+
+    def refreshing(self, family: Hashable) -> bool:
+        """True while a background thread computes a newer value for ``family``."""
         with self._lock:
-            self._items[key] = value
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-        return value
+            return family in self._running
+
+    def wait(self, family: Hashable, timeout: float | None = None) -> None:
+        """Block until ``family``'s background refresh (if any) has finished."""
+        with self._lock:
+            worker = self._running.get(family)
+        if worker is not None:
+            worker.join(timeout)
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._latest.clear()

@@ -38,6 +38,9 @@ from db.repository.stats import annotation_log
 POOL_SAMPLE = 400  # unlabeled pool sentences the current model is read on
 LABELED_SAMPLE = 300  # labeled sentences for entropy, plus up to this many disputed ones
 CURVE_CHECKPOINTS = 8  # checkpoints evaluated for the learning curve (plus the newest)
+# Annotations a dashboard or error-analysis view may lag behind while the current one is
+# computed in the background (the review page, where a lead fixes labels, is always fresh).
+PAGE_LAG = 25
 
 
 _VIEWS = Memo(12)
@@ -133,14 +136,18 @@ class LogFrames:
     labels_given: pd.DataFrame  # reports.label_distribution of the current labels
 
 
-def log_frames(engine: Engine, project_id: int) -> LogFrames:
-    """The project's logs as frames (cached per newest annotation and prediction ids)."""
+def log_frames(engine: Engine, project_id: int, max_lag: int = 0) -> LogFrames:
+    """The project's logs as frames (cached per newest annotation and prediction ids); with
+    ``max_lag``, frames up to that many annotations old may be served while fresh ones are
+    computed in the background (``refreshing`` tells)."""
     with read_transaction(engine) as conn:
         newest = conn.execute(
             select(func.max(Prediction.id)).where(Prediction.project_id == project_id)
         ).scalar_one()
-    key = ("logs", _store_key(engine, project_id), last_annotation_id(engine, project_id), newest)
-    return _VIEWS.get(key, lambda: _log_frames(engine, project_id))
+    store, last = _store_key(engine, project_id), last_annotation_id(engine, project_id)
+    key = ("logs", store, last, newest)
+    make = lambda: _log_frames(engine, project_id)  # noqa: E731
+    return _VIEWS.get_recent(("logs", store), last, key, make, max_lag)
 
 
 def _log_frames(engine: Engine, project_id: int) -> LogFrames:
@@ -218,10 +225,12 @@ class ModelView:
         return float(self.pool["confidence"].mean()) if len(self.pool) else float("nan")
 
 
-def model_view(engine: Engine, project_id: int) -> ModelView:
-    """What the current model says about the pool and the labels (cached per annotation id)."""
-    key = ("view", _model_key(engine, project_id))
-    return _VIEWS.get(key, lambda: _view(engine, project_id))
+def model_view(engine: Engine, project_id: int, max_lag: int = 0) -> ModelView:
+    """What the current model says about the pool and the labels (cached per annotation id);
+    ``max_lag`` as in ``log_frames`` (``view.state.version`` names the model it shows)."""
+    mkey = _model_key(engine, project_id)
+    make = lambda: _view(engine, project_id)  # noqa: E731
+    return _VIEWS.get_recent(("view", mkey[:-2]), mkey[-2], ("view", mkey), make, max_lag)
 
 
 def _view(engine: Engine, project_id: int) -> ModelView:
@@ -279,13 +288,29 @@ def _disputed_and_sample(
 
 
 # ----- learning curve points ------------------------------------------------------------------
-def curve_points(engine: Engine, project_id: int) -> pd.DataFrame:
+def curve_points(engine: Engine, project_id: int, max_lag: int = 0) -> pd.DataFrame:
     """One row per evaluated model: ``checkpoint_id`` (None: the current model), ``version``,
     ``sentences`` and ``words`` labeled, ``eval_f1`` and ``eval_accuracy`` (NaN without gold),
     ``pool_estimate`` (mean KD confidence on the pool sample unlabeled at the time). Up to
-    ``CURVE_CHECKPOINTS + 1`` checkpoints, evenly spread; cached like the model view."""
-    key = ("curve", _model_key(engine, project_id))
-    return _VIEWS.get(key, lambda: _curve_points(engine, project_id))
+    ``CURVE_CHECKPOINTS + 1`` checkpoints, evenly spread; cached (and ``max_lag``) like the
+    model view."""
+    mkey = _model_key(engine, project_id)
+    make = lambda: _curve_points(engine, project_id)  # noqa: E731
+    return _VIEWS.get_recent(("curve", mkey[:-2]), mkey[-2], ("curve", mkey), make, max_lag)
+
+
+def refreshing(engine: Engine, project_id: int) -> bool:
+    """True while a newer view of the project is computed in the background (a page served
+    one up to ``max_lag`` annotations old)."""
+    store = _store_key(engine, project_id)
+    return any(_VIEWS.refreshing((kind, store)) for kind in ("logs", "view", "curve"))
+
+
+def wait_fresh(engine: Engine, project_id: int, timeout: float | None = None) -> None:
+    """Block until the project's background refreshes have finished (tests, benchmarks)."""
+    store = _store_key(engine, project_id)
+    for kind in ("logs", "view", "curve"):
+        _VIEWS.wait((kind, store), timeout)
 
 
 def _curve_points(engine: Engine, project_id: int) -> pd.DataFrame:
