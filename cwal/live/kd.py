@@ -8,6 +8,8 @@ off the lock through :class:`RowsModel`, a read-only stand-in with the learner's
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +33,13 @@ class Rows:
     SA: np.ndarray  # (L + 2, L)
     labels: list[str]
     has_covariance: bool = True
+    decode: Callable[[list[str]], list[str]] | None = None  # internal labels -> user tags
+
+    def tags(self, ids: np.ndarray) -> list[str]:
+        """User tags of one sentence's predicted label ids (a BIOES-trained model's labels are
+        converted back to the project's scheme)."""
+        labels = [self.labels[i] for i in ids]
+        return labels if self.decode is None else self.decode(labels)
 
 
 class RowsModel:
@@ -75,7 +84,14 @@ def rows_for(model, enc: Encoded) -> Rows:
     uniq, local = np.unique(np.asarray(enc.feat_ids, dtype=np.int64), return_inverse=True)
     W, A, SW, SA = take_rows(model, uniq)
     local_enc = Encoded(local.astype(np.int32).reshape(-1), enc.tok_offsets, enc.sent_offsets)
-    return Rows(local_enc, W, A, SW, SA, list(model.labels_), model.has_covariance)
+    return Rows(
+        local_enc, W, A, SW, SA, list(model.labels_), model.has_covariance, decoder_of(model)
+    )
+
+
+def decoder_of(model) -> Callable[[list[str]], list[str]]:
+    """A snapshot of the learner's tag decoder (its output scheme as of now)."""
+    return copy.copy(model.codec_).decode
 
 
 def confidence(

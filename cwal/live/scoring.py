@@ -34,10 +34,10 @@ def rank_by_kd(
     conf = kd.confidence(rows, method, s, k=k, seed=seed)
     score, where = kd.least_confident(conf)
     out = Scored(version, generation, rank(cands, score, lengths), method)
-    labels, off = rows.labels, conf.sent_offsets
+    off = conf.sent_offsets
     for b, sid in enumerate(cands.tolist()):
         t0, t1 = int(off[b]), int(off[b + 1])
-        out.predicted[sid] = [labels[i] for i in conf.labels[t0:t1]]
+        out.predicted[sid] = rows.tags(conf.labels[t0:t1])
         out.confidence[sid] = conf.confidence[t0:t1].tolist()
         out.least[sid] = int(where[b]) if where[b] >= 0 else None
         out.score[sid] = float(score[b])
@@ -74,7 +74,7 @@ def prefill(
     conf = kd.confidence(rows, "kd-pc", s, k=k, seed=seed)
     _, where = kd.least_confident(conf)
     least = int(where[0]) if len(where) and where[0] >= 0 else None
-    return [rows.labels[i] for i in conf.labels], conf.confidence.tolist(), least
+    return rows.tags(conf.labels), conf.confidence.tolist(), least
 
 
 @dataclass

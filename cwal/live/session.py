@@ -331,9 +331,10 @@ class ProjectSession:
                 live = self.live
                 W, A, SW, SA = kd.take_rows(live.model, known)
                 labels, has_cov = list(live.model.labels_), live.model.has_covariance
+                decode = kd.decoder_of(live.model)
                 s = live.s_fixed if strategy == "kd-fixed" else live.s_pc
             break
-        rows = kd.Rows(enc, W, A, SW, SA, labels, has_cov)
+        rows = kd.Rows(enc, W, A, SW, SA, labels, has_cov, decode)
         by = rank_by_kd if strategy in ("kd-pc", "kd-fixed") else rank_by_strategy
         out = by(rows, cands, lengths, strategy, s, k=self.config.k, seed=seed_of(*seed),
                  version=gen[1], generation=gen)  # fmt: skip

@@ -61,6 +61,22 @@ def test_row_snapshot_equals_the_full_averaged_model() -> None:
     assert np.all(conf.confidence == 1.0)  # a vanishing scale: every draw agrees
 
 
+def test_prefill_of_a_bioes_trained_model_is_in_the_training_scheme() -> None:
+    from cwal.io import schemes
+    from cwal.live.scoring import prefill
+
+    data = synthetic(40, seed=3)
+    model = make("arow", template="ner", encoding="bioes")
+    for s in data:
+        model.learn_one(s.tokens, s.tags)
+    assert any(t.startswith(("S-", "E-")) for t in model.labels_)  # BIOES inside
+    sents = synthetic(8, seed=5)
+    for s, want in zip(sents, model.predict(sents), strict=True):
+        tags, conf, _ = prefill(kd.rows_for(model, model.encode([s])), 1e-9, k=5, seed=1)
+        assert tags == want and len(conf) == len(s.tokens)
+        assert schemes.is_valid(tags, "IOB2") and not any(t[:2] in ("S-", "E-") for t in tags)
+
+
 def test_valid_base_skips_checkpoints_an_undo_invalidated() -> None:
     cps = [CheckpointMeta(1, 10, {}), CheckpointMeta(2, 20, {}), CheckpointMeta(3, 30, {})]
     assert valid_base(cps, []).id == 3
