@@ -1,4 +1,5 @@
-"""Per-token confidence for a batch of sentences: KD-PC, KD-Fixed, KBV, WKBV and Delta.
+"""Per-token confidence for a batch of sentences: KD-PC, KD-Fixed, KBV, WKBV, Delta, the
+N-best soft-max (``nbest-softmax``) and, for ``maxent-l1``, its own probability (``maxent``).
 
 ``estimate(model, sentences, method, k=, s=, seed=)`` returns a :class:`Confidence` (predicted
 labels, confidence, label distribution and entropy of the draws, Delta margin, the draws' mean

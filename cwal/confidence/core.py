@@ -19,12 +19,13 @@ import numpy as np
 from cwal.confidence.delta import margins, z_margin
 from cwal.confidence.kbest import kbest_distribution
 from cwal.confidence.sampling import Sampler
+from cwal.confidence.softmax import model_scale, softmax_distribution
 from cwal.decode import emissions, viterbi_batch
 from cwal.features import Encoded
 from cwal.io.sentence import Sentence
 from cwal.measures import token_entropy
 
-METHODS = ("kd-pc", "kd-fixed", "kbv", "wkbv", "delta")
+METHODS = ("kd-pc", "kd-fixed", "kbv", "wkbv", "delta", "nbest-softmax", "maxent")
 SAMPLING = ("kd-pc", "kd-fixed")
 NEEDS_COVARIANCE = ("kd-pc",)
 # How tokens are ranked (least confident first). "draw-margin": the mean over the K draws of the
@@ -33,7 +34,8 @@ NEEDS_COVARIANCE = ("kd-pc",)
 # draws); "votes": ties left to chance.
 RANKS = ("draw-margin", "votes+delta", "votes+z-delta", "votes+draws", "votes")
 DEFAULT_RANK = "draw-margin"  # best AP in bench/confidence.py; k-best methods use votes+delta
-DEFAULT_K = {"kd-pc": 50, "kd-fixed": 50, "kbv": 30, "wkbv": 30, "delta": 0}
+DEFAULT_K = {"kd-pc": 50, "kd-fixed": 50, "kbv": 30, "wkbv": 30, "delta": 0, "nbest-softmax": 30}
+DEFAULT_K["maxent"] = 0  # the probability method draws nothing
 # Middle of the scales tuned on np / esp / ned with CW (bench/confidence.py: 0.03-0.4 for KD-PC,
 # 0.05-0.13 for KD-Fixed); the right value depends on the learner and data: tune it.
 DEFAULT_S = {"kd-pc": 0.1, "kd-fixed": 0.1}
@@ -133,7 +135,10 @@ def estimate(
     """Per-token confidence of ``model``'s predictions on ``batch`` (sentences or an Encoded).
 
     ``method``: ``kd-pc`` (draws from N(mu, s Sigma); needs a covariance), ``kd-fixed``
-    (N(mu, s I)), ``kbv`` / ``wkbv`` (k best labelings), ``delta`` (max-marginal margin, relative).
+    (N(mu, s I)), ``kbv`` / ``wkbv`` (k best labelings), ``delta`` (max-marginal margin, relative),
+    ``nbest-softmax`` (the k best labelings weighted by exp(s * score); s defaults to the learner's
+    ``softmax_scale``, see :mod:`cwal.confidence.softmax`), ``maxent`` (the learner's own
+    probability of its label, for ``maxent-l1``; k, s, seed and rank do not apply).
     ``k`` draws or labelings (default 50 / 30), ``s`` the noise scale (tune it with
     :func:`cwal.confidence.tune`), ``seed`` makes the draws reproducible. ``rank`` (see ``RANKS``;
     default ``draw-margin`` for sampling, ``votes+delta`` for k-best) sets ``rank_key``.
@@ -158,9 +163,15 @@ def estimate(
         raise ValueError("the model has no labels yet: train it on at least one sentence")
     clock = timings if timings is not None else {}
     enc = batch if isinstance(batch, Encoded) else model.encode(list(batch))
+    if method == "maxent":
+        from cwal.confidence.proba import proba_confidence  # it imports Confidence from here
+
+        return proba_confidence(model, enc)
     W, A, SW, SA = _weights(model, method)
     k = DEFAULT_K[method] if k is None else int(k)
-    s = DEFAULT_S.get(method, 0.0) if s is None else float(s)
+    if s is None:
+        s = model_scale(model) if method == "nbest-softmax" else DEFAULT_S.get(method, 0.0)
+    s = float(s)
     params: dict[str, Any] = {"k": k, "s": s, "seed": seed}
     if method in SAMPLING:
         params["correlated"] = correlated
@@ -183,6 +194,8 @@ def estimate(
         want = labels if rank == "draw-margin" else None
         counts, draw_margin = sampler.draw(enc, E, want, clock)
         dist = counts / k
+    elif method == "nbest-softmax":
+        dist = softmax_distribution(E, enc.sent_offsets, A, k, s)
     else:
         dist = kbest_distribution(E, enc.sent_offsets, A, k, weighted=method == "wkbv")
     conf = dist[rows, labels] if n else np.zeros(0)

@@ -11,6 +11,8 @@ from typing import Any
 
 from cwal.learners.base import SequenceLearner
 from cwal.learners.defaults import default_learner, recommended
+from cwal.learners.logistic import CSPV, LSPV, MEC, LogisticLearner
+from cwal.learners.maxent import MaxEntL1
 
 
 class Perceptron(SequenceLearner):
@@ -66,13 +68,38 @@ class AROW(SequenceLearner):
         super().__init__(labels, template, **params)
 
 
+class CWKC(CW):
+    """k-constraint CW (crammer-dredze-kulesza-2009 §5.2, sequential update): one CW step per
+    competitor, against the k best wrong labelings of the current mean (default k = 5), each
+    from the mean and covariance the previous step left."""
+
+    name = "cw-kc"
+
+    def __init__(self, labels: Sequence[str] = (), template: str = "chunk", **params: Any) -> None:
+        params.setdefault("k", 5)
+        super().__init__(labels, template, **params)
+
+
+class AROWKC(AROW):
+    """k-constraint AROW: sequential AROW steps against the k best wrong labelings (k = 5)."""
+
+    name = "arow-kc"
+
+    def __init__(self, labels: Sequence[str] = (), template: str = "chunk", **params: Any) -> None:
+        params.setdefault("k", 5)
+        super().__init__(labels, template, **params)
+
+
 LEARNERS: dict[str, type[SequenceLearner]] = {
-    cls.name: cls for cls in (Perceptron, PA, KBestPA, CW, AROW)
+    cls.name: cls
+    for cls in (Perceptron, PA, KBestPA, CW, AROW, CWKC, AROWKC, CSPV, LSPV, MEC, MaxEntL1)
 }
 
 
 def make(name: str, **params: Any) -> SequenceLearner:
-    """Build a learner by name (``perceptron``, ``pa``, ``kbest-pa``, ``cw``, ``arow``)."""
+    """Build a learner by name (``perceptron``, ``pa``, ``kbest-pa``, ``cw``, ``arow``, the
+    k-constraint ``cw-kc``, ``arow-kc``, the logistic ``c-spv``, ``l-spv``, ``mec``, and the
+    L1 maxent token classifier ``maxent-l1``)."""
     try:
         cls = LEARNERS[name]
     except KeyError:
@@ -88,10 +115,17 @@ def load(path: str | Path) -> SequenceLearner:
 
 __all__ = [
     "AROW",
+    "AROWKC",
+    "CSPV",
     "CW",
+    "CWKC",
+    "LSPV",
+    "MEC",
+    "MaxEntL1",
     "LEARNERS",
     "PA",
     "KBestPA",
+    "LogisticLearner",
     "Perceptron",
     "SequenceLearner",
     "default_learner",

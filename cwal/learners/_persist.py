@@ -2,6 +2,9 @@
 
 Loading uses ``allow_pickle=False`` and checks every part, so a file that is not a cwal model
 (or is damaged) raises ``ModelFileError`` instead of running or half-loading anything.
+A learner with more state (``maxent-l1``: its training data) defines ``extra_state() ->
+(json_meta, arrays)`` and ``restore_state(json_meta, arrays)``; its arrays are stored as
+``x_<name>`` with their own dtypes (numeric only) and its metadata under ``extra``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ FORMAT = "cwal-model"
 FORMAT_VERSION = 2
 ARRAYS = ("W", "A", "SW", "SA", "UW", "UA")
 _PER_FEATURE = ("W", "SW", "UW")
+EXTRA = "x_"  # prefix of a learner's own arrays (see extra_state / restore_state)
 
 
 def _json_array(obj: Any) -> np.ndarray:
@@ -46,9 +50,13 @@ def to_bytes(model: SequenceLearner) -> bytes:
         "n_updates": model.n_updates_,
         "schemes": model.codec_.candidates,
     }
+    extra_arrays: dict[str, np.ndarray] = {}
+    if hasattr(model, "extra_state"):
+        meta["extra"], extra_arrays = model.extra_state()
     arrays: dict[str, np.ndarray] = {
         "meta": _json_array(meta),
         "features": _json_array(model.features_.strings),
+        **{EXTRA + k: v for k, v in extra_arrays.items()},
     }
     for key in ARRAYS:
         arr = getattr(model, key + "_")
@@ -73,6 +81,7 @@ def _read(data: bytes, source: str) -> tuple[dict, list, dict[str, np.ndarray]]:
             meta = json.loads(bytes(z["meta"]).decode("utf-8"))
             strings = json.loads(bytes(z["features"]).decode("utf-8"))
             arrays = {k: np.ascontiguousarray(z[k], dtype=np.float64) for k in ARRAYS}
+            arrays.update({k: np.asarray(z[k]) for k in z.files if k.startswith(EXTRA)})
         except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError) as exc:
             raise ModelFileError(f"{source}: damaged cwal model file ({exc})") from None
     if not isinstance(meta, dict) or not isinstance(strings, list):
@@ -114,6 +123,13 @@ def from_bytes(data: bytes, source: str = "<bytes>") -> SequenceLearner:
         setattr(model, key + "_", arrays[key])
     model.count_ = count
     model.n_updates_ = n_updates
+    restore = getattr(model, "restore_state", None)
+    if restore is not None:
+        extra = {k[len(EXTRA) :]: v for k, v in arrays.items() if k.startswith(EXTRA)}
+        try:
+            restore(meta["extra"], extra)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelFileError(f"{source}: damaged cwal model file ({exc})") from None
     return model
 
 

@@ -177,16 +177,21 @@ class SequenceLearner:
     def _run(self, order: np.ndarray, enc: Encoded, gold: np.ndarray) -> int:
         """One compiled pass over ``order``; returns the tokens mislabeled before each update."""
         self._grow(self.n_features_)
+        self.count_, errors = self._epoch(order, enc, gold)
+        self.n_updates_ += len(order)
+        self._avg = None
+        return int(errors)
+
+    def _epoch(self, order: np.ndarray, enc: Encoded, gold: np.ndarray) -> tuple[float, int]:
+        """The compiled epoch kernel: ``(new count_, mistakes)``. A subclass with its own update
+        rule overrides this hook (it must update W_/A_ and the lazy averages UW_/UA_)."""
         p = self.params
-        self.count_, errors = K.train_epoch(
+        return K.train_epoch(
             order, enc.feat_ids, enc.tok_offsets, enc.sent_offsets, gold,
             self.W_, self.A_, self.SW_, self.SA_, self.UW_, self.UA_, self.count_,
             self._algo, K.PROJ_L2 if p["projection"] == "l2" else K.PROJ_KL,
             p["c"], self._phi(), p["k"], p["mistake_driven"],
         )  # fmt: skip
-        self.n_updates_ += len(order)
-        self._avg = None
-        return int(errors)
 
     def learn_one(
         self, tokens: Sequence[str], tags: Sequence[str], **columns: Sequence[str]
@@ -207,12 +212,21 @@ class SequenceLearner:
         seed: int = 0,
         dev: Sequence[Sentence] | None = None,
         progress: Progress | None = None,
+        shards: int = 1,
+        combine: str = "product",
     ) -> SequenceLearner:
         """Train ``epochs`` passes in seeded random orders (same seed, same model).
 
         After each epoch ``progress(epoch, epochs, stats)`` gets ``mistakes`` (training tokens
         mislabeled before their update), ``seconds`` and, when ``dev`` is given, ``dev_f1``.
+        ``shards`` > 1 trains that many copies on disjoint shards in parallel processes and
+        merges them by the ``combine`` rule (``product``, ``kl`` or ``average``; see
+        ``cwal.learners.shards``).
         """
+        if shards != 1:
+            from cwal.learners.shards import fit_shards
+
+            return fit_shards(self, sentences, epochs, seed, shards, combine, dev, progress)
         data = [s for s in sentences if s.tags is not None]
         internal = [self.codec_.encode(s.tags) for s in data]
         self._add_labels(t for tags in internal for t in tags)

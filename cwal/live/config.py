@@ -27,7 +27,8 @@ class LiveConfig:
     ``seed_strategy`` (random or shortest) serves while nothing is labeled. A suggestion may have
     been scored by a model at most ``max_staleness`` updates old. Every
     ``consolidation_interval`` updates a background retrain of ``consolidation_epochs`` epochs
-    replaces the model.
+    replaces the model; with ``consolidation_shards`` > 1 it trains that many copies on disjoint
+    shards in parallel processes and combines them (``cwal.learners.shards``).
     """
 
     strategy: str = "kd-pc"
@@ -39,6 +40,7 @@ class LiveConfig:
     max_staleness: int = 3
     consolidation_interval: int = 50
     consolidation_epochs: int = 5
+    consolidation_shards: int = 1
     lease_ttl: float = 900.0
 
     def __post_init__(self) -> None:
@@ -50,13 +52,16 @@ class LiveConfig:
             raise ValueError("candidates and k must be >= 1, max_staleness >= 0")
         if self.consolidation_interval < 1 or self.consolidation_epochs < 1:
             raise ValueError("consolidation interval and epochs must be >= 1")
+        if self.consolidation_shards < 1:
+            raise ValueError("consolidation shards must be >= 1")
         if not (self.s_pc > 0 and self.s_fixed > 0 and self.lease_ttl > 0):
             raise ValueError("s values and the lease ttl must be > 0")
 
     @classmethod
     def from_settings(cls, settings: dict[str, Any], **overrides: Any) -> LiveConfig:
         """Top-level ``strategy``, ``consolidation_interval``, ``consolidation_epochs``,
-        ``lease_ttl_seconds``; ``strategy_params`` holds ``candidates``, ``k``, ``s``,
+        ``consolidation_shards``, ``lease_ttl_seconds``; ``strategy_params`` holds ``candidates``,
+        ``k``, ``s``,
         ``s_fixed``, ``seed_strategy`` and ``max_staleness``."""
         p = dict(settings.get("strategy_params") or {})
         name = str(settings.get("strategy", "kd-pc")).lower()
@@ -78,6 +83,9 @@ class LiveConfig:
             ),
             "consolidation_epochs": int(
                 settings.get("consolidation_epochs", d.consolidation_epochs)
+            ),
+            "consolidation_shards": int(
+                settings.get("consolidation_shards", d.consolidation_shards)
             ),
             "lease_ttl": float(settings.get("lease_ttl_seconds", d.lease_ttl)),
         }

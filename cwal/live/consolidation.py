@@ -165,8 +165,9 @@ def consolidate(session: ProjectSession) -> None:
         return
     rows = store.current_annotations(pid, x)
     model = session.spec.fresh()
-    epochs = session.config.consolidation_epochs
-    model.fit(training_set(rows), epochs=epochs, seed=retrain_seed(pid, x))
+    epochs, shards = session.config.consolidation_epochs, session.config.consolidation_shards
+    sharded = {"shards": shards} if shards > 1 else {}  # cwal.learners.shards
+    model.fit(training_set(rows), epochs=epochs, seed=retrain_seed(pid, x), **sharded)
     s_pc, s_fixed = session.record.tune()
     with session._lock:
         s_pc = session.live.s_pc if s_pc is None else s_pc
@@ -174,7 +175,8 @@ def consolidate(session: ProjectSession) -> None:
     state = model.to_bytes()
     seconds = time.perf_counter() - start
     info = {"version": version, "s_pc": s_pc, "s_fixed": s_fixed, "n_train": len(rows),
-            "epochs": epochs, "record_tokens": len(session.record), "seconds": round(seconds, 3)}  # fmt: skip
+            "epochs": epochs, "shards": shards, "record_tokens": len(session.record),
+            "seconds": round(seconds, 3)}  # fmt: skip
     cid = store.save_checkpoint(pid, state, x, info)
     swap(session, Retrained(cid, x, info, state, seconds))
 
