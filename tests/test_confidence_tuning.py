@@ -95,3 +95,14 @@ def test_tune_returns_an_interior_scale_and_its_table():
         tune(model, dev, "delta")
     with pytest.raises(ValueError):
         tune(model, dev, "kd-pc", criterion="f1")
+
+
+def test_tune_searches_the_softmax_scale():
+    model = make("c-spv", labels=["A", "B", "O"], template="chunk").fit(_corpus(150, 0), epochs=3)
+    dev = _corpus(60, 1)
+    tuned = tune(model, dev, "nbest-softmax", criterion="ece", s_grid=[0.1, 1.0, 10.0])
+    assert tuned.s > 0 and tuned.k == 30
+    assert tuned.score == pytest.approx(tuned.table["ece"].min())
+    assert len(tuned.table) >= 3  # every grid scale was tried
+    with pytest.raises(ValueError, match="maxent"):
+        tune(model, dev, "maxent")

@@ -21,6 +21,8 @@ from cwal.features import Encoded
 from cwal.io.sentence import Sentence
 from cwal.measures import average_precision, calibration_rmse, expected_calibration_error
 
+SCALED = (*SAMPLING, "nbest-softmax")  # methods with a scale s to tune
+
 CRITERIA = ("ap", "rmse", "ece")
 DEFAULT_S_GRID = tuple(np.logspace(-4, 0, 9))  # two points a decade; grown as needed
 
@@ -126,7 +128,8 @@ def tune(
     seeds: int = 1,
     **estimate_kw: Any,
 ) -> Tuned:
-    """Tune ``s`` (sampling methods) and ``k`` on labeled ``dev`` sentences.
+    """Tune ``s`` (sampling methods and the N-best soft-max's temperature) and ``k`` on labeled
+    ``dev`` sentences.
 
     ``criterion``: ``ap`` (higher is better, ranking by ``rank_key``), ``rmse`` (the paper's
     calibration error, lower is better) or ``ece``. RMSE measures bins by their centres, so a tiny
@@ -138,14 +141,14 @@ def tune(
     """
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
-    if method == "delta":
-        raise ValueError("delta has no parameter to tune")
+    if method in ("delta", "maxent"):
+        raise ValueError(f"{method} has no parameter to tune")
     dev = [s for s in dev if s.tags is not None and len(s) > 0]
     if not dev:
         raise ValueError("tuning needs at least one labeled, non-empty sentence")
     enc = model.encode(dev)
     gold = gold_ids(model, dev)
-    ks = [DEFAULT_K[method]] if k_grid is None else [int(k) for k in k_grid]
+    ks = [DEFAULT_K.get(method, 0)] if k_grid is None else [int(k) for k in k_grid]
     rows: list[dict[str, float]] = []
     repeats = max(1, int(seeds)) if method in SAMPLING else 1
 
@@ -161,7 +164,7 @@ def tune(
         return row.get(criterion, np.nan)
 
     maximize = criterion == "ap"
-    if method in SAMPLING:
+    if method in SCALED:
         s, k, interior = search_scale(run, s_grid, ks, maximize=maximize)
     else:
         scores = [run(0.0, k) for k in ks]
