@@ -39,7 +39,8 @@ from cwal.learners._tags import TagCodec
 from cwal.learners.defaults import recommended
 from cwal.measures import chunk_f1
 
-LEARNER_ORDER = ["arow", "cw", "pa", "kbest-pa", "perceptron"]
+LEARNER_ORDER = ["arow", "cw", "pa", "kbest-pa", "perceptron", "arow-kc", "cw-kc", "c-spv", "l-spv"]
+LEARNER_ORDER += ["mec", "maxent-l1"]
 QUICK = {
     "tasks": ["np"],
     "learners": ["arow", "cw"],

@@ -28,7 +28,8 @@ from cwal.io.sentence import Sentence
 from cwal.learners.defaults import DEFAULT_EPOCHS
 
 COMMAND_MODULES: tuple[str, ...] = ("cwal.cli", "cwal.cli_simulate")
-LEARNER_NAMES = ("arow", "cw", "pa", "perceptron", "kbest-pa")
+LEARNER_NAMES = ("arow", "cw", "pa", "perceptron", "kbest-pa", "arow-kc", "cw-kc", "c-spv", "l-spv",
+                 "mec", "maxent-l1")  # fmt: skip
 CHUNK_TYPES = frozenset(
     {"NP", "VP", "PP", "ADJP", "ADVP", "SBAR", "PRT", "CONJP", "INTJ", "LST", "UCP"}
 )
@@ -119,7 +120,11 @@ def run_train(args: argparse.Namespace) -> int:
     model = make(learner, template=template, **params)
     start = time.monotonic()
     bar = EpochBar(args.epochs, enabled=not args.quiet)
-    model.fit(train, epochs=args.epochs, seed=args.seed, dev=dev, progress=bar)
+    if args.shards > 1:
+        model.fit(train, epochs=args.epochs, seed=args.seed, dev=dev, progress=bar,
+                  shards=args.shards, combine=args.combine)  # fmt: skip
+    else:
+        model.fit(train, epochs=args.epochs, seed=args.seed, dev=dev, progress=bar)
     model.save(args.model)
     print(
         f"saved {args.model}: {learner} on {len(train)} sentences, {args.epochs} epochs, "
@@ -168,6 +173,10 @@ def add_parser(subparsers: Any) -> None:
     t.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS)
     t.add_argument("--dev", metavar="FILE", help="tagged corpus scored after every epoch")
     t.add_argument("--seed", type=int, default=0, help="seed of the epoch shuffles")
+    t.add_argument("--shards", type=int, default=1,
+                   help="train this many copies on disjoint shards in parallel processes")  # fmt: skip
+    t.add_argument("--combine", choices=["product", "kl", "average"], default="product",
+                   help="how shard copies are combined (default: product)")  # fmt: skip
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.set_defaults(func=run_train)
     e = subparsers.add_parser("evaluate", help="score a model on a tagged corpus")

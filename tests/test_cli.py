@@ -121,3 +121,20 @@ def test_argparse_rejects_bad_choices(argv, capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
+
+
+def test_cli_knows_every_learner() -> None:
+    from cwal.cli import LEARNER_NAMES
+    from cwal.learners import LEARNERS
+
+    assert sorted(LEARNER_NAMES) == sorted(LEARNERS)
+
+
+def test_train_on_two_shards(tmp_path: Path, capsys) -> None:
+    train, model = tmp_path / "train.txt", tmp_path / "m.npz"
+    write_chunk_corpus(train, 60, 3)
+    argv = ["train", "--train", str(train), "--model", str(model), "--learner", "cw"]
+    assert main([*argv, "--shards", "2", "--combine", "kl", "--epochs", "3", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(model), "--test", str(train)]) == 0
+    assert "F1 1.0000" in capsys.readouterr().out

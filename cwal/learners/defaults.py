@@ -18,7 +18,7 @@ Findings (mean dev F1 over the two folds, 10 epochs):
   0.788, ned 0.795): gamma barely matters for SPV (0.1-100 within noise, it moves the margin
   an update aims for only logarithmically); fewer competitors are better on NER (k = 5 -> 1:
   C-SPV ned +0.7, last fold). C-SPV gamma 1, k 1: 0.954, 0.786, 0.794; L-SPV gamma 0.1, k 1:
-  0.954 (k 5), 0.788, 0.795; MEC k 2 wants a small gamma on NER (ned last fold: gamma 1 0.743,
+  0.954, 0.788, 0.795; MEC k 2 wants a small gamma on NER (ned last fold: gamma 1 0.743,
   0.1 0.746, 0.01 0.748), gamma 0.01: 0.954, 0.787, 0.792. 10 projected gradient steps per update.
 """
 

@@ -13,8 +13,8 @@ weight, with precisions ``p_c = 1 / s2_c`` of the copies and ``p_0`` of the star
   exact merge of posteriors that share a prior. A weight only one shard moved keeps that
   shard's value where ``kl`` and ``average`` shrink it towards the others' 0, which matters for
   the rare features NER lives on: test F1 against one process, CW, 10 epochs, P = 2:
-  ``product`` np -0.03, esp -0.32, ned +0.01 points; ``kl`` -0.23, -0.57, -1.60; ``average``
-  -0.29, -0.71, -1.66 (bench/shards.py). CW and AROW variances only shrink, so ``p_c >= p_0``.
+  ``product`` np -0.02, esp -0.33, ned +0.01 points; ``kl`` -0.22, -0.57, -1.60; ``average``
+  -0.28, -0.71, -1.66 (bench/shards.py). CW and AROW variances only shrink, so ``p_c >= p_0``.
 
 Learners without a covariance (perceptron, PA, the logistic ones) always use ``average``.
 
@@ -26,9 +26,10 @@ the start's count plus every example the copies saw, and ``U = count * (raw - av
 were the mean of all earlier weight vectors, and ``save``/``load`` round-trip it unchanged.
 
 One shot, not iterative parameter mixing (McDonald et al. 2010: combine after every epoch and
-restart every shard from the combination): in one process, with the ``product`` rule, mixing
-after every epoch gives ned 0.8046 against 0.8075 once (np: ``kl`` 0.9471 against 0.9447), and
-each round trip (arrays both ways, a combination) costs more than a shard's epoch.
+restart every shard from the combination), measured in one process (``bench/shards.py --ipm``):
+with ``product`` it gives np 0.9471 against 0.9467 once, ned 0.8046 against 0.8075 (``kl``: np
+0.9471 against 0.9447, ned 0.7887 against 0.7914), and each round trip (arrays both ways and a
+combination) costs more than a shard's epoch.
 
 Feature ids must agree across shards. Feature extraction is the costliest step of a fit, so it
 runs in the workers too: each encodes its shard under a private index, the parent merges the
@@ -144,7 +145,7 @@ def _combine_into(
             sum_raw = np.sum([p * w for p, w in zip(prec, raw, strict=True)], axis=0)
             if rule == "product":  # divide the start out P - 1 times
                 p0 = k / prior["var"][part]
-                total = np.maximum(total - p0, np.max(prec, axis=0))
+                total = np.maximum(total - p0, np.max(prec, axis=0))  # = total - p0 if p_c >= p_0
                 sum_avg -= p0 * prior["avg"][part]
                 sum_raw -= p0 * prior["mean"][part]
             new_avg, new_raw, new_var = sum_avg / total, sum_raw / total, 1.0 / total
