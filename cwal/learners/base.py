@@ -197,13 +197,20 @@ class SequenceLearner:
         self, tokens: Sequence[str], tags: Sequence[str], **columns: Sequence[str]
     ) -> None:
         """One online update on one labeled sentence (new features and labels are admitted)."""
+        enc, gold = self._admit_one(tokens, tags, columns)
+        self._run(np.zeros(1, dtype=np.int64), enc, gold)
+
+    def _admit_one(
+        self, tokens: Sequence[str], tags: Sequence[str], columns: dict[str, Sequence[str]]
+    ) -> tuple[Encoded, np.ndarray]:
+        """One labeled sentence encoded with its new features and labels admitted: ``(enc, gold
+        label ids)``; a token / tag count mismatch raises ValueError."""
         if len(tokens) != len(tags):
             raise ValueError(f"{len(tokens)} tokens but {len(tags)} tags")
         internal = self.codec_.encode(tags)
         self._add_labels(internal)
         s = Sentence(list(tokens), None, {k: list(v) for k, v in columns.items()})
-        enc = self.features_.encode([s])
-        self._run(np.zeros(1, dtype=np.int64), enc, self._tag_ids(internal))
+        return self.features_.encode([s]), self._tag_ids(internal)
 
     def fit(
         self,

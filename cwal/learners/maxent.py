@@ -256,12 +256,7 @@ class MaxEntL1(SequenceLearner):
         self, tokens: Sequence[str], tags: Sequence[str], **columns: Sequence[str]
     ) -> None:
         """Queue one labeled sentence; the model is refit on all data at its next read."""
-        if len(tokens) != len(tags):
-            raise ValueError(f"{len(tokens)} tokens but {len(tags)} tags")
-        internal = self.codec_.encode(tags)
-        self._add_labels(internal)
-        s = Sentence(list(tokens), None, {k: list(v) for k, v in columns.items()})
-        self._append(self.features_.encode([s]), self._tag_ids(internal))
+        self._append(*self._admit_one(tokens, tags, columns))
         self._pending += 1
         self.n_updates_ += 1
 
