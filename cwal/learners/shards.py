@@ -48,9 +48,13 @@ from __future__ import annotations
 import copy
 import itertools
 import multiprocessing as mp
+import sys
+import threading
 import time
-from collections.abc import Iterable, Sequence
+import types
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -201,6 +205,24 @@ def _train_part(
     return _state(model), mistakes, seconds
 
 
+_MAIN_LOCK = threading.Lock()
+
+
+@contextmanager
+def _plain_main() -> Iterator[None]:
+    """Start workers while ``__main__`` is a bare module. A child re-runs the parent's main
+    script when it has a file (multiprocessing's main fixup); Streamlit (and AppTest) run each
+    page as ``__main__``, so a retrain started from the app would execute a page in every worker."""
+    with _MAIN_LOCK:
+        saved = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if saved is not None:
+                sys.modules["__main__"] = saved
+
+
 def _context() -> Any:
     """The pool's multiprocessing context: forkserver (module doc), else spawn. The server
     imports ``_shard_server``, which loads the training kernels once for every worker."""
@@ -291,11 +313,12 @@ def fit_shards(
     fresh = not model.features_.frozen and not model.n_features_
     with ProcessPoolExecutor(max_workers=P, mp_context=_context()) as pool:
         template = model.features_.template
-        encoding = [
-            pool.submit(_encode_part, template, [Sentence(data[i].tokens, None, data[i].columns)
-                                                 for i in p])
-            for p in split
-        ]  # fmt: skip
+        with _plain_main():  # the workers start here
+            encoding = [
+                pool.submit(_encode_part, template,
+                            [Sentence(data[i].tokens, None, data[i].columns) for i in p])
+                for p in split
+            ]  # fmt: skip
         internal = [model.codec_.encode(s.tags) for s in data]  # while the workers encode
         model._add_labels(t for tags in internal for t in tags)
         state = model.to_bytes()  # before the merged index: small for a fresh model
@@ -307,7 +330,8 @@ def fit_shards(
         for i, (p, m) in enumerate(zip(parts, maps, strict=True)):
             gold = model._tag_ids([t for j in split[i] for t in internal[j]])
             args = (state, added, merged.frozen, (*p[2:], m), gold, epochs, seed, i)
-            jobs.append(pool.submit(_train_part, *args))
+            with _plain_main():
+                jobs.append(pool.submit(_train_part, *args))
         del parts, encoding
         results = [j.result() for j in jobs]
     model.features_ = merged
