@@ -11,11 +11,15 @@ Flat row views keep numba's inner loops free of multi-dimensional index arithmet
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 from numba import prange
 
 from cwal.decode._kbest import kbest_kernel
+
+UNIFORM, POSITIVE, SOFTMAX = 0, 1, 2  # how kbest_vote_kernel weighs the k best labelings
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
@@ -252,10 +256,11 @@ def _n_labelings(L, n, k):
 
 
 @numba.njit(cache=True, nogil=True)
-def kbest_vote_kernel(E, sent_offsets, A, k, weighted):
+def kbest_vote_kernel(E, sent_offsets, A, k, weighting, scale):
     """Label shares of the k best labelings of every sentence: ``dist (n_tok, L)``.
 
-    Uniform weights (KBV) or ``max(0, score)`` (WKBV; uniform again when every weight is 0).
+    ``weighting``: ``UNIFORM`` (KBV), ``POSITIVE`` (WKBV: ``max(0, score)``, uniform again when
+    every weight is 0) or ``SOFTMAX`` (``exp(scale * score)``, the N-best soft-max).
     """
     L = E.shape[1]
     dist = np.zeros(E.shape)
@@ -267,11 +272,14 @@ def kbest_vote_kernel(E, sent_offsets, A, k, weighted):
         labels, scores = kbest_kernel(E[t0:t1], A, _n_labelings(L, t1 - t0, k))
         m = labels.shape[0]
         w = np.ones(m)
-        if weighted:
+        if weighting == POSITIVE:
             for q in range(m):
                 w[q] = max(0.0, scores[q])
             if w.sum() <= 0.0:
                 w[:] = 1.0
+        elif weighting == SOFTMAX:
+            for q in range(m):  # scores are sorted best first: every exponent is <= 0
+                w[q] = math.exp(scale * (scores[q] - scores[0]))
         total = w.sum()
         for q in range(m):
             for p in range(t1 - t0):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cwal.confidence._kernels import kbest_vote_kernel
+from cwal.confidence._kernels import POSITIVE, UNIFORM, kbest_vote_kernel
 
 
 def kbest_distribution(
@@ -23,5 +23,6 @@ def kbest_distribution(
         np.ascontiguousarray(sent_offsets, dtype=np.int64),
         np.ascontiguousarray(A, dtype=np.float64),
         int(k),
-        bool(weighted),
+        POSITIVE if weighted else UNIFORM,
+        0.0,
     )

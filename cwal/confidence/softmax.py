@@ -16,41 +16,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numba
 import numpy as np
 
-from cwal.confidence._kernels import _n_labelings
-from cwal.decode._kbest import kbest_kernel
+from cwal.confidence._kernels import SOFTMAX, kbest_vote_kernel
 
 DEFAULT_SCALE = 1.0
-
-
-@numba.njit(cache=True, nogil=True)
-def softmax_vote_kernel(E, sent_offsets, A, k, scale):
-    """Soft-max-weighted label shares of the k best labelings of every sentence:
-    ``dist (n_tok, L)``."""
-    L = E.shape[1]
-    dist = np.zeros(E.shape)
-    for b in range(sent_offsets.shape[0] - 1):
-        t0 = sent_offsets[b]
-        t1 = sent_offsets[b + 1]
-        if t1 == t0:
-            continue
-        labels, scores = kbest_kernel(E[t0:t1], A, _n_labelings(L, t1 - t0, k))
-        m = labels.shape[0]
-        w = np.empty(m)
-        total = 0.0
-        for q in range(m):  # scores are sorted best first: every exponent is <= 0
-            w[q] = math.exp(scale * (scores[q] - scores[0]))
-            total += w[q]
-        for q in range(m):
-            share = w[q] / total
-            for p in range(t1 - t0):
-                dist[t0 + p, labels[q, p]] += share
-        for p in range(t0, t1):
-            for y in range(L):
-                dist[p, y] = min(dist[p, y], 1.0)
-    return dist
 
 
 def model_scale(model: Any) -> float:
@@ -69,10 +39,11 @@ def softmax_distribution(
         raise ValueError(
             f"the soft-max scale s must be positive and finite, got {scale} (s -> 0 is KBV)"
         )
-    return softmax_vote_kernel(
+    return kbest_vote_kernel(
         np.ascontiguousarray(E, dtype=np.float64),
         np.ascontiguousarray(sent_offsets, dtype=np.int64),
         np.ascontiguousarray(A, dtype=np.float64),
         int(k),
+        SOFTMAX,
         float(scale),
     )
