@@ -212,6 +212,21 @@ class SequenceLearner:
         s = Sentence(list(tokens), None, {k: list(v) for k, v in columns.items()})
         return self.features_.encode([s]), self._tag_ids(internal)
 
+    def _admit_corpus(
+        self, sentences: Iterable[Sentence]
+    ) -> tuple[list[Sentence], Encoded, np.ndarray, bool]:
+        """The labeled ``sentences`` encoded with their features and labels admitted (the
+        ``min_count`` cut-off on a fresh index): ``(data, enc, gold label ids, fresh)``."""
+        data = [s for s in sentences if s.tags is not None]
+        internal = [self.codec_.encode(s.tags) for s in data]
+        self._add_labels(t for tags in internal for t in tags)
+        fresh = not self.features_.frozen and not self.n_features_
+        if self.params["min_count"] > 1 and fresh:
+            enc = self.features_.encode_pruned(data, self.params["min_count"])
+        else:
+            enc = self.features_.encode(data)
+        return data, enc, self._tag_ids([t for tags in internal for t in tags]), fresh
+
     def fit(
         self,
         sentences: Iterable[Sentence],
@@ -234,16 +249,8 @@ class SequenceLearner:
             from cwal.learners.shards import fit_shards
 
             return fit_shards(self, sentences, epochs, seed, shards, combine, dev, progress)
-        data = [s for s in sentences if s.tags is not None]
-        internal = [self.codec_.encode(s.tags) for s in data]
-        self._add_labels(t for tags in internal for t in tags)
-        fresh = not self.features_.frozen and not self.n_features_
-        if self.params["min_count"] > 1 and fresh:
-            enc = self.features_.encode_pruned(data, self.params["min_count"])
-        else:
-            enc = self.features_.encode(data)
+        data, enc, gold, fresh = self._admit_corpus(sentences)
         self._grow(self.n_features_, exact=fresh)
-        gold = self._tag_ids([t for tags in internal for t in tags])
         held = [s for s in dev if s.tags is not None] if dev is not None else []
         held_enc = self.encode(held)  # the index no longer grows during the epochs
         rng = np.random.default_rng(seed)

@@ -274,15 +274,8 @@ class MaxEntL1(SequenceLearner):
         mislabeled by the new model, ``seconds``, ``c``, ``n_nonzero``, ``dev_f1`` if ``dev``)."""
         start = time.perf_counter()
         self._flush()
-        data = [s for s in sentences if s.tags is not None]
-        internal = [self.codec_.encode(s.tags) for s in data]
-        self._add_labels(t for tags in internal for t in tags)
-        fresh = not self.features_.frozen and not self.n_features_
-        if self.params["min_count"] > 1 and fresh:
-            enc = self.features_.encode_pruned(data, self.params["min_count"])
-        else:
-            enc = self.features_.encode(data)
-        self._append(enc, self._tag_ids([t for tags in internal for t in tags]))
+        data, enc, gold_ids, _ = self._admit_corpus(sentences)
+        self._append(enc, gold_ids)
         self.seed_ = int(seed)
         if self.params["c"] is None:
             self.c_, self.c_path_ = self._choose_c(data)
