@@ -3,16 +3,20 @@ trusted.
 
 1. Render time of the dashboard, error analysis and review pages (Streamlit's AppTest runs the
    page script as the server does) on a project of 10,000 sentences and 5,000 annotations with a
-   consolidated checkpoint: cold (a fresh process), warm (nothing changed) and after a new label
-   (a new model version: the dashboard and error analysis serve the views of up to
+   consolidated checkpoint: ``first_s`` each page alone in a fresh process (nothing imported but
+   Streamlit, no view cached: the first page after a server start), ``cold_s`` the pages in turn
+   in the benchmark's process (the engine already imported, no view cached: the dashboard, then
+   error analysis, then review, as a lead opens them), warm (nothing changed) and after a new
+   label (a new model version: the dashboard and error analysis serve the views of up to
    ``analysis.PAGE_LAG`` labels ago while the current ones are computed in the background,
    ``stale`` says whether they did; ``fresh_after_s``: label to every view current; the review
-   page always computes the current view).
+   page always computes the current view). ``target_met``: cold, warm and after a label within
+   ``TARGET_S``.
 2. The pool-accuracy estimate against the measured token accuracy: the real live service
    (``ProjectSession``) serves sentences and a gold annotator labels them, on the demo project
    (its pool's gold regenerated) and on a CoNLL-2002 Spanish pool; at every checkpoint the
-   estimate (mean KD-PC confidence on the unlabeled pool sample) is set against the accuracy
-   on those same tokens (true pool accuracy) and on the evaluation split.
+   estimate (mean calibrated KD-PC confidence on the unlabeled pool sample) is set against the
+   accuracy on those same tokens (true pool accuracy) and on the evaluation split.
 
     python bench/lead_pages.py [--quick] [--json PATH] [--part render|estimate|all]
 """
@@ -20,6 +24,7 @@ trusted.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +39,33 @@ from bench._common import bench_parser, emit, format_table  # noqa: E402
 PAGES = ("dashboard", "error_analysis", "review")
 TARGET_S = 2.0
 ESTIMATE_POINTS = 2.0  # the estimate should stay within 2 points after 200 labels
+# Streamlit's first element in a process inspects the whole stack once (~0.2 s); in the server
+# app.py's sidebar pays it before any page, so the benchmark pays it before timing a page too.
+WARM_UP = "import streamlit as st\nst.caption('warm-up')"
+FIRST_RENDER = """
+import sys, time
+from streamlit.testing.v1 import AppTest
+AppTest.from_string(sys.argv[3]).run()
+at = AppTest.from_file(sys.argv[1], default_timeout=300)
+at.session_state["cw_user_id"] = int(sys.argv[2])
+start = time.perf_counter()
+at.run()
+seconds = time.perf_counter() - start
+if at.exception or at.error:
+    sys.exit(f"{sys.argv[1]}: {at.exception or [e.value for e in at.error]}")
+print(seconds)
+"""
+
+
+def first_render(page: str, lead: int) -> float:
+    """Seconds of the page's render in a fresh process (the store from the environment)."""
+    args = [str(ROOT / "pages" / f"{page}.py"), str(lead), WARM_UP]
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_RENDER, *args], cwd=ROOT, capture_output=True, text=True
+    )
+    if done.returncode:
+        raise RuntimeError(done.stderr[-2000:])
+    return float(done.stdout.split()[-1])
 
 
 def render_times(home: Path, n_labeled: int, n_unlabeled: int) -> list[dict]:
@@ -63,7 +95,8 @@ def render_times(home: Path, n_labeled: int, n_unlabeled: int) -> list[dict]:
             raise RuntimeError(f"{page}: {at.exception or [e.value for e in at.error]}")
         return seconds
 
-    rows = {p: {"page": p} for p in PAGES}
+    rows = {p: {"page": p, "first_s": first_render(p, lead)} for p in PAGES}
+    AppTest.from_string(WARM_UP).run()
     for p in PAGES:
         rows[p]["cold_s"] = run(p)
     for p in PAGES:
@@ -79,7 +112,7 @@ def render_times(home: Path, n_labeled: int, n_unlabeled: int) -> list[dict]:
     fresh_after = time.perf_counter() - t_label  # until every view reflects the new label
     for r in rows.values():
         r["fresh_after_s"] = fresh_after
-        r["target_met"] = max(r["warm_s"], r["new_label_s"]) <= TARGET_S
+        r["target_met"] = max(r["cold_s"], r["warm_s"], r["new_label_s"]) <= TARGET_S
     engine.dispose()
     return list(rows.values())
 
@@ -162,7 +195,7 @@ def estimate_curve(home: Path, corpus: str, n_label: int, n_pool: int) -> list[d
         pool_acc = float(np.mean(frame["predicted"].to_numpy() == np.array(truth)))
         ev = reports.evaluate(state, cache.encode(state.model, [s for s, _ in evals]),
                               [g for _, g in evals])  # fmt: skip
-        est = float(frame["confidence"].mean())
+        est = state.expected_accuracy(frame["confidence"].to_numpy())
         rows.append(
             {
                 "corpus": corpus,

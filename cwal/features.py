@@ -9,6 +9,9 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import repeat
+from operator import itemgetter
 
 import numpy as np
 
@@ -17,9 +20,16 @@ from cwal.io.sentence import Sentence
 _PAD_LEFT = ("<s-2>", "<s-1>")
 _PAD_RIGHT = ("</s+1>", "</s+2>")
 
-
-def _window(seq: Sequence[str]) -> list[str]:
-    return [*_PAD_LEFT, *seq, *_PAD_RIGHT]
+# Speed. Everything that depends on one word alone (lowercase, shape, affixes, flags, and the
+# strings the word contributes at each window offset) is built once per distinct word and then
+# looked up; likewise (ner) the POS features of a window of tags and a shape. Templates
+# walk a sentence's padded entries with zip, not index arithmetic. The caches are LRU-bounded at
+# _CACHE_MAX entries each (full: ~35 MB for a template), so a long-running server cannot grow
+# them without limit. The strings and their order must never change: model files store features
+# by string, and feature ids follow first appearance (tests/test_features_speed_equality.py).
+_CACHE_MAX = 1 << 14
+_cached = lru_cache(maxsize=_CACHE_MAX)
+_second = itemgetter(1)
 
 
 def word_shape(word: str) -> str:
@@ -39,63 +49,127 @@ def word_shape(word: str) -> str:
     return "".join(out)
 
 
+def _padded_tags(pos: Sequence[str], n: int) -> list[str]:
+    """The POS column padded like the words: ``t[c]`` is the tag of token ``c - 2``."""
+    if len(pos) < n:
+        raise ValueError(f"the pos column has {len(pos)} tags for {n} tokens")
+    return [*_PAD_LEFT, *pos, *_PAD_RIGHT]
+
+
+@_cached
+def _shape_strings(sh: str) -> tuple[str, ...]:
+    """A shape's unary features at offsets -2..+2 (shared by all words of that shape)."""
+    return (f"sh-2={sh}", f"sh-1={sh}", f"sh0={sh}", f"sh+1={sh}", f"sh+2={sh}")
+
+
+# --- chunk template ---------------------------------------------------------------------------
+# A word's entry: 0 lowercased word lw, 1 shape, 2-6 "w-2=lw" .. "w+2=lw", 7 "sh0=", 8 "s2=",
+# 9 "s3=", 10 "s4=", 11 "pre3=", 12 lw[-3:]. (The POS features stay plain f-strings: caching tag
+# n-grams measured no faster for this template.)
+
+
+def _chunk_fields(lw: str, sh: str) -> tuple[str, ...]:
+    return (
+        lw, sh, f"w-2={lw}", f"w-1={lw}", f"w0={lw}", f"w+1={lw}", f"w+2={lw}",
+        _shape_strings(sh)[2], f"s2={lw[-2:]}", f"s3={lw[-3:]}", f"s4={lw[-4:]}", f"pre3={lw[:3]}",
+        lw[-3:],
+    )  # fmt: skip
+
+
+@_cached
+def _chunk_word(word: str) -> tuple[str, ...]:
+    return _chunk_fields(word.lower(), word_shape(word))
+
+
+_CHUNK_PAD_LEFT = [_chunk_fields(p, p) for p in _PAD_LEFT]
+_CHUNK_PAD_RIGHT = [_chunk_fields(p, p) for p in _PAD_RIGHT]
+
+
 def chunk_template(tokens: Sequence[str], columns: dict[str, Sequence[str]]) -> list[list[str]]:
     """Chunking features: Sha & Pereira (2003) -- words and POS tags in a +-2 window, POS bigrams
     and trigrams, word bigrams, word/POS conjunctions -- plus word shapes, suffixes of 2-4
     letters, a 3-letter prefix, POS/shape and POS/suffix conjunctions (dev-tuned additions)."""
-    w = _window([t.lower() for t in tokens])
-    sh = _window([word_shape(t) for t in tokens])
-    pos = columns.get("pos")
-    t = _window(pos) if pos is not None else None
+    ents = [*_CHUNK_PAD_LEFT, *map(_chunk_word, tokens), *_CHUNK_PAD_RIGHT]
     feats: list[list[str]] = []
-    for c in range(2, len(tokens) + 2):
-        lw = w[c]
-        f = [
-            "b",
-            f"w-2={w[c - 2]}",
-            f"w-1={w[c - 1]}",
-            f"w0={lw}",
-            f"w+1={w[c + 1]}",
-            f"w+2={w[c + 2]}",
-            f"w-2|w-1={w[c - 2]}|{w[c - 1]}",
-            f"w-1|w0={w[c - 1]}|{lw}",
-            f"w0|w+1={lw}|{w[c + 1]}",
-            f"w+1|w+2={w[c + 1]}|{w[c + 2]}",
-            f"sh0={sh[c]}",
-            f"sh-1|sh0={sh[c - 1]}|{sh[c]}",
-            f"sh0|sh+1={sh[c]}|{sh[c + 1]}",
-            f"s2={lw[-2:]}",
-            f"s3={lw[-3:]}",
-            f"s4={lw[-4:]}",
-            f"pre3={lw[:3]}",
-        ]
-        if t is not None:
-            p0 = t[c]
-            f += [
-                f"p-2={t[c - 2]}",
-                f"p-1={t[c - 1]}",
-                f"p0={p0}",
-                f"p+1={t[c + 1]}",
-                f"p+2={t[c + 2]}",
-                f"p-2|p-1={t[c - 2]}|{t[c - 1]}",
-                f"p-1|p0={t[c - 1]}|{p0}",
-                f"p0|p+1={p0}|{t[c + 1]}",
-                f"p+1|p+2={t[c + 1]}|{t[c + 2]}",
-                f"p-2|p-1|p0={t[c - 2]}|{t[c - 1]}|{p0}",
-                f"p-1|p0|p+1={t[c - 1]}|{p0}|{t[c + 1]}",
-                f"p0|p+1|p+2={p0}|{t[c + 1]}|{t[c + 2]}",
-                f"w0|p0={lw}|{p0}",
-                f"w-1|p0={w[c - 1]}|{p0}",
-                f"w+1|p0={w[c + 1]}|{p0}",
-                f"w-1|p-1={w[c - 1]}|{t[c - 1]}",
-                f"w+1|p+1={w[c + 1]}|{t[c + 1]}",
-                f"w0|p-1={lw}|{t[c - 1]}",
-                f"w0|p+1={lw}|{t[c + 1]}",
-                f"p0|sh0={p0}|{sh[c]}",
-                f"p0|s3={p0}|{lw[-3:]}",
-            ]
-        feats.append(f)
+    for a, b, e, d, g in zip(ents, ents[1:], ents[2:], ents[3:], ents[4:], strict=False):
+        lb, lw, ld = b[0], e[0], d[0]
+        s0 = e[1]
+        feats.append([
+            "b", a[2], b[3], e[4], d[5], g[6],
+            f"w-2|w-1={a[0]}|{lb}", f"w-1|w0={lb}|{lw}", f"w0|w+1={lw}|{ld}",
+            f"w+1|w+2={ld}|{g[0]}",
+            e[7], f"sh-1|sh0={b[1]}|{s0}", f"sh0|sh+1={s0}|{d[1]}",
+            e[8], e[9], e[10], e[11],
+        ])  # fmt: skip
+    pos = columns.get("pos")
+    if pos is None or not feats:
+        return feats
+    t = _padded_tags(pos, len(feats))
+    for f, b, e, d, tm2, tm1, p0, tp1, tp2 in zip(
+        feats, ents[1:], ents[2:], ents[3:], t, t[1:], t[2:], t[3:], t[4:], strict=False
+    ):
+        lb, lw, ld = b[0], e[0], d[0]
+        f += [
+            f"p-2={tm2}", f"p-1={tm1}", f"p0={p0}", f"p+1={tp1}", f"p+2={tp2}",
+            f"p-2|p-1={tm2}|{tm1}", f"p-1|p0={tm1}|{p0}", f"p0|p+1={p0}|{tp1}",
+            f"p+1|p+2={tp1}|{tp2}",
+            f"p-2|p-1|p0={tm2}|{tm1}|{p0}", f"p-1|p0|p+1={tm1}|{p0}|{tp1}",
+            f"p0|p+1|p+2={p0}|{tp1}|{tp2}",
+            f"w0|p0={lw}|{p0}", f"w-1|p0={lb}|{p0}", f"w+1|p0={ld}|{p0}",
+            f"w-1|p-1={lb}|{tm1}", f"w+1|p+1={ld}|{tp1}",
+            f"w0|p-1={lw}|{tm1}", f"w0|p+1={lw}|{tp1}",
+            f"p0|sh0={p0}|{e[1]}", f"p0|s3={p0}|{e[12]}",
+        ]  # fmt: skip
     return feats
+
+
+# --- ner template -----------------------------------------------------------------------------
+# A word's entry: 0 lowercased word lw, 1 shape, 2-6 "w-2=lw" .. "w+2=lw", 7 "W0=word",
+# 8-12 "sh-2=" .. "sh+2=", 13 "suf3-1=" and 14 "pre3-1=" (of the next token), 15 "suf3+1=" (of
+# the previous one), 16 "len=", then the affixes and flags: 17 as the first token, 18 elsewhere.
+
+_LEN = tuple(f"len={k}" for k in range(9))
+
+
+def _ner_fields(word: str, lw: str, sh: str) -> tuple:
+    affixes = (
+        f"pre1={lw[:1]}", f"suf1={lw[-1:]}", f"pre2={lw[:2]}", f"suf2={lw[-2:]}",
+        f"pre3={lw[:3]}", f"suf3={lw[-3:]}", f"pre4={lw[:4]}", f"suf4={lw[-4:]}",
+    )[: 2 * min(len(lw), 4)]  # fmt: skip
+    flags: list[str] = []
+    if word.isupper():
+        flags.append("allcap")
+    if any(map(str.isdigit, word)):
+        flags.append("digit")
+        if word.isdigit():
+            flags.append("alldigit")
+    if "-" in word:
+        flags.append("hyphen")
+    cap = word[:1].isupper()
+    first = (*affixes, "first", *(("cap&first", "cap") if cap else ()), *flags)
+    rest = (*affixes, *(("cap&mid", "cap") if cap else ()), *flags)
+    return (
+        lw, sh, f"w-2={lw}", f"w-1={lw}", f"w0={lw}", f"w+1={lw}", f"w+2={lw}", f"W0={word}",
+        *_shape_strings(sh), f"suf3-1={lw[-3:]}", f"pre3-1={lw[:3]}", f"suf3+1={lw[-3:]}",
+        _LEN[min(len(word), 8)], first, rest,
+    )  # fmt: skip
+
+
+@_cached
+def _ner_word(word: str) -> tuple:
+    return _ner_fields(word, word.lower(), word_shape(word))
+
+
+_NER_PAD_LEFT = [_ner_fields(p, p, p) for p in _PAD_LEFT]
+_NER_PAD_RIGHT = [_ner_fields(p, p, p) for p in _PAD_RIGHT]
+
+
+@_cached
+def _ner_tags(a: str, b: str, c: str, sh: str) -> tuple[str, ...]:
+    """The tags ``a b c`` around a token of shape ``sh`` as its POS features."""
+    return (
+        f"p-1={a}", f"p0={b}", f"p+1={c}", f"p-1|p0={a}|{b}", f"p0|p+1={b}|{c}", f"p0|sh0={b}|{sh}",
+    )  # fmt: skip
 
 
 def ner_template(tokens: Sequence[str], columns: dict[str, Sequence[str]]) -> list[list[str]]:
@@ -103,70 +177,38 @@ def ner_template(tokens: Sequence[str], columns: dict[str, Sequence[str]]) -> li
     shapes +-2 with bigram/trigram and word/shape conjunctions, prefixes and suffixes up to 4
     letters (also of the neighbours), token length, capitalisation in and out of first position,
     digit and hyphen flags, and POS +-1 (with POS/shape) where a POS column exists."""
-    n = len(tokens)
-    low = _window([t.lower() for t in tokens])
-    sh = _window([word_shape(t) for t in tokens])
+    ents = [*_NER_PAD_LEFT, *map(_ner_word, tokens), *_NER_PAD_RIGHT]
     pos = columns.get("pos")
-    t = _window(pos) if pos is not None else None
+    if pos is None:
+        tags: Iterable[tuple[str, ...]] = repeat(())
+    else:
+        t = _padded_tags(pos, len(tokens))
+        tags = map(_ner_tags, t[1:], t[2:], t[3:], map(_second, ents[2:]))
     feats: list[list[str]] = []
-    for i in range(n):
-        c = i + 2
-        word = tokens[i]
-        lw = low[c]
-        f = [
-            "b",
-            f"w-2={low[c - 2]}",
-            f"w-1={low[c - 1]}",
-            f"w0={lw}",
-            f"w+1={low[c + 1]}",
-            f"w+2={low[c + 2]}",
-            f"W0={word}",
-            f"w-1|w0={low[c - 1]}|{lw}",
-            f"w0|w+1={lw}|{low[c + 1]}",
-            f"sh-2={sh[c - 2]}",
-            f"sh-1={sh[c - 1]}",
-            f"sh0={sh[c]}",
-            f"sh+1={sh[c + 1]}",
-            f"sh+2={sh[c + 2]}",
-            f"sh-1|sh0={sh[c - 1]}|{sh[c]}",
-            f"sh0|sh+1={sh[c]}|{sh[c + 1]}",
-            f"sh-1|sh0|sh+1={sh[c - 1]}|{sh[c]}|{sh[c + 1]}",
-            f"w-1|sh0={low[c - 1]}|{sh[c]}",
-            f"sh0|w+1={sh[c]}|{low[c + 1]}",
-            f"sh-1|w0={sh[c - 1]}|{lw}",
-            f"w0|sh+1={lw}|{sh[c + 1]}",
-            f"len={min(len(word), 8)}",
-            f"suf3-1={low[c - 1][-3:]}",
-            f"pre3-1={low[c - 1][:3]}",
-            f"suf3+1={low[c + 1][-3:]}",
-        ]
-        for k in range(1, min(len(lw), 4) + 1):
-            f.append(f"pre{k}={lw[:k]}")
-            f.append(f"suf{k}={lw[-k:]}")
-        if i == 0:
-            f.append("first")
-        if word[:1].isupper():
-            f.append("cap&first" if i == 0 else "cap&mid")
-            f.append("cap")
-        if word.isupper():
-            f.append("allcap")
-        if any(ch.isdigit() for ch in word):
-            f.append("digit")
-            if word.isdigit():
-                f.append("alldigit")
-        if "-" in word:
-            f.append("hyphen")
-        if t is not None:
-            f += [
-                f"p-1={t[c - 1]}",
-                f"p0={t[c]}",
-                f"p+1={t[c + 1]}",
-                f"p-1|p0={t[c - 1]}|{t[c]}",
-                f"p0|p+1={t[c]}|{t[c + 1]}",
-                f"p0|sh0={t[c]}|{sh[c]}",
-            ]
-        feats.append(f)
+    rest = 17  # the first token's affixes and flags, then everyone else's
+    for a, b, e, d, g, pf in zip(ents, ents[1:], ents[2:], ents[3:], ents[4:], tags, strict=False):
+        lb, lw, ld = b[0], e[0], d[0]
+        sb, s0, sd = b[1], e[1], d[1]
+        feats.append([
+            "b", a[2], b[3], e[4], d[5], g[6], e[7],
+            f"w-1|w0={lb}|{lw}", f"w0|w+1={lw}|{ld}",
+            a[8], b[9], e[10], d[11], g[12],
+            f"sh-1|sh0={sb}|{s0}", f"sh0|sh+1={s0}|{sd}", f"sh-1|sh0|sh+1={sb}|{s0}|{sd}",
+            f"w-1|sh0={lb}|{s0}", f"sh0|w+1={s0}|{ld}", f"sh-1|w0={sb}|{lw}",
+            f"w0|sh+1={lw}|{sd}",
+            e[16], b[13], b[14], d[15], *e[rest], *pf,
+        ])  # fmt: skip
+        rest = 18
     return feats
+
+
+_CACHES = (_shape_strings, _chunk_word, _ner_word, _ner_tags)
+
+
+def clear_caches() -> None:
+    """Empty the templates' word and tag caches (bounded anyway; for benchmarks and tests)."""
+    for cache in _CACHES:
+        cache.cache_clear()
 
 
 Template = Callable[[Sequence[str], dict[str, Sequence[str]]], list[list[str]]]

@@ -7,7 +7,7 @@ import streamlit as st
 
 from cwal import reports
 from db import repository as repo
-from db.repository import analysis
+from db.repository import analysis, learning_curve
 from ui import charts, state
 from ui.lead_page import open_lead_page, refresh_note
 
@@ -19,8 +19,8 @@ lag = analysis.PAGE_LAG
 logs = analysis.log_frames(engine, project.id, max_lag=lag)
 checkpoints = repo.list_checkpoints(engine, project.id)
 with st.spinner("Reading the current model…"):
-    view = analysis.model_view(engine, project.id, max_lag=lag)
-    points = analysis.curve_points(engine, project.id, max_lag=lag)
+    view = analysis.pool_view(engine, project.id, max_lag=lag)
+    points = learning_curve.curve_points(engine, project.id, max_lag=lag)
 refresh_note(engine, project.id, view.state.version)
 
 cols = st.columns(5)
@@ -84,3 +84,5 @@ st.dataframe(pace, hide_index=True)
 
 st.subheader("Label distribution")
 charts.show(charts.labels(logs.labels_given), logs.labels_given, "label distribution")
+# error analysis and review read the labeled sentences too: start on that now the page is drawn
+analysis.prefetch_model_view(engine, project.id)

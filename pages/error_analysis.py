@@ -15,7 +15,7 @@ OPEN_KEY = "cw_review_open"  # the sentence the review page opens in the editor
 user, project = open_lead_page("Error analysis")
 
 engine = state.engine()
-tokens = analysis.log_frames(engine, project.id, max_lag=analysis.PAGE_LAG).predictions
+tokens = analysis.prediction_log(engine, project.id, max_lag=analysis.PAGE_LAG)
 with st.spinner("Reading the current model…"):
     view = analysis.model_view(engine, project.id, max_lag=analysis.PAGE_LAG)
 refresh_note(engine, project.id, view.state.version)

@@ -120,6 +120,23 @@ def test_prediction_tokens_and_prequential_curve() -> None:
     assert curve["expected"].tolist() == pytest.approx([0.7, 0.9])
 
 
+def test_prediction_tokens_drop_relabeled_lengths_and_number_positions() -> None:
+    logged = PREDICTIONS.assign(created_at=pd.Timestamp("2024-05-01", tz="UTC"))
+    longer = {"id": 5, "sentence_id": 9, "annotation_id": 15, "strategy": "kd-pc",
+              "tags": ["O"], "confidences": [0.5], "truth": ["O", "O"]}  # fmt: skip
+    logged = pd.concat([logged.iloc[:2], pd.DataFrame([longer]), logged.iloc[2:]])
+    tokens = reports.prediction_tokens(logged)
+    assert tokens["prediction_id"].tolist() == [1, 1, 2, 3, 3, 3]  # id 5 no longer fits
+    assert tokens["position"].tolist() == [0, 1, 0, 0, 1, 2]
+    assert tokens["annotation_id"].tolist() == [11, 11, 12, 14, 14, 14]
+    assert tokens["confidence"].tolist() == [0.9, 0.4, 0.8, 1.0, 1.0, 0.7]
+    assert tokens["truth"].tolist() == ["O", "O", "O", "O", "O", "B-LOC"]
+    assert reports.prediction_tokens(PREDICTIONS.iloc[:0]).empty
+    broken = PREDICTIONS.assign(confidences=[[0.9], [0.8], [1.0, 1.0, 0.7]])
+    with pytest.raises(ValueError, match="confidences"):
+        reports.prediction_tokens(broken)
+
+
 def test_accuracy_curves_in_long_form() -> None:
     points = pd.DataFrame(
         {
@@ -357,7 +374,7 @@ def demo_store(tmp_path: Path):
 
 def test_store_queries_and_views(demo_store) -> None:
     from db import repository as repo
-    from db.repository import analysis
+    from db.repository import analysis, learning_curve
 
     engine, project, user = demo_store
     pool = repo.sentence_ids(engine, project, "pool")
@@ -385,7 +402,10 @@ def test_store_queries_and_views(demo_store) -> None:
     assert set(view.pool["sentence_id"]) <= set(pool[2:])
     assert 0.0 < view.pool_estimate <= 1.0 and view.eval_scores is not None
     assert analysis.model_view(engine, project) is view  # cached while nothing changed
-    points = analysis.curve_points(engine, project)
+    pool_only = analysis.pool_view(engine, project)  # the part the dashboard reads
+    assert not hasattr(pool_only, "labeled") and pool_only.pool is view.pool
+    assert pool_only.eval_scores == view.eval_scores
+    points = learning_curve.curve_points(engine, project)
     assert points["words"].tolist() == [len(first.tokens) + len(second.tokens)]
     assert points["pool_estimate"].tolist() == [view.pool_estimate]
     repo.submit_annotation(
@@ -398,6 +418,38 @@ def test_store_queries_and_views(demo_store) -> None:
     fresh = analysis.model_view(engine, project, max_lag=analysis.PAGE_LAG)
     assert fresh is not view and fresh.state.version == 5 and fresh.labeled_sentences == 3
     assert analysis.model_view(engine, project) is fresh
+
+
+def test_views_are_recomputed_after_a_settings_change(demo_store) -> None:
+    from db import repository as repo
+    from db.repository import analysis
+
+    engine, project, user = demo_store
+    first = repo.get_sentence(engine, repo.sentence_ids(engine, project, "pool")[0])
+    repo.submit_annotation(engine, first.id, user, ["O"] * len(first.tokens))
+    view = analysis.pool_view(engine, project)
+    assert analysis.pool_view(engine, project, max_lag=analysis.PAGE_LAG) is view
+    repo.update_project_settings(engine, project, {"strategy_params": {"candidates": 50}})
+    # same labels, other settings: never served the old view, not even to a page that may lag
+    assert analysis.pool_view(engine, project, max_lag=analysis.PAGE_LAG) is not view
+    assert not analysis.refreshing(engine, project)
+
+
+def test_prefetched_model_view_is_computed_once(demo_store, monkeypatch) -> None:
+    from db import repository as repo
+    from db.repository import analysis
+
+    engine, project, user = demo_store
+    first = repo.get_sentence(engine, repo.sentence_ids(engine, project, "pool")[0])
+    repo.submit_annotation(engine, first.id, user, ["O"] * len(first.tokens))
+    pool = analysis.pool_view(engine, project)
+    assert analysis.prefetch_model_view(engine, project)
+    analysis.wait_fresh(engine, project, 60)
+    assert not analysis.prefetch_model_view(engine, project)  # cached: nothing to start
+    monkeypatch.setattr(analysis, "_view", lambda *a: pytest.fail("computed again"))
+    view = analysis.model_view(engine, project)
+    assert view.pool is pool.pool and view.labeled_sentences == 1
+    assert set(view.labeled["sentence_id"]) == {first.id} and view.annotators == {first.id: "lena"}
 
 
 def test_memo_keeps_the_most_recent_views() -> None:
@@ -448,6 +500,35 @@ def test_memo_background_failure_is_retried_in_the_foreground() -> None:
     memo.wait("f", 5)
     with pytest.raises(RuntimeError, match="broken"):
         memo.get_recent("f", 2, "y", boom, max_lag=0)
+
+
+def test_memo_prefetch_is_waited_for_and_its_failure_retried() -> None:
+    import threading
+
+    from cwal.reports.memo import Memo
+
+    memo, calls, gate = Memo(4), [], threading.Event()
+
+    def slow() -> str:
+        calls.append(1)
+        gate.wait(5)
+        return "v"
+
+    assert memo.prefetch("k", slow, "f", 1)
+    assert not memo.prefetch("k", slow, "f", 1)  # already being computed
+    threading.Timer(0.1, gate.set).start()
+    assert memo.get("k", lambda: "other") == "v" and calls == [1]  # waited for the prefetch
+    memo.wait("f", 5)
+    assert not memo.prefetch("k", slow, "f", 1) and calls == [1]  # cached
+    assert memo.get_recent("f", 2, "k2", lambda: "v2", max_lag=3) == "v"  # the family's newest
+
+    def boom() -> str:
+        raise RuntimeError("broken")
+
+    assert memo.prefetch("b", boom, "g")
+    memo.wait("g", 5)
+    with pytest.raises(RuntimeError, match="broken"):
+        memo.get("b", boom)
 
 
 def test_memo_computes_a_key_once_when_threads_ask_together() -> None:

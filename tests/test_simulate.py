@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from cwal import corpora
 from cwal.io import Sentence
 from cwal.learners import make
 from cwal.measures import chunk_f1
@@ -19,6 +20,7 @@ from cwal.simulate import (
     strategies_for,
 )
 from cwal.simulate.cache import CachedModel
+from cwal.simulate.data import dev_split, load_task
 from cwal.simulate.engine import _refit_seed
 
 WORDS = {
@@ -234,3 +236,38 @@ def test_config_checks_and_round_trip() -> None:
             SimConfig(**bad)
     with pytest.raises(ValueError, match="unknown simulation settings"):
         SimConfig.from_dict({"budgett": 5})
+
+
+def test_dev_split_holds_out_a_seeded_fraction_in_corpus_order() -> None:
+    corpus = sentences(200, 5)
+    rest, held = dev_split(corpus, 0.1, seed=3)
+    assert len(held) == 20 and len(rest) == 180
+    ids = {id(s) for s in held}
+    assert not ids & {id(s) for s in rest}  # disjoint, and together the whole corpus
+    assert [s for s in corpus if id(s) in ids] == held  # corpus order kept
+    assert [s for s in corpus if id(s) not in ids] == rest
+    again = dev_split(corpus, 0.1, seed=3)[1]
+    assert [id(s) for s in again] == [id(s) for s in held]
+    other = dev_split(corpus, 0.1, seed=4)[1]
+    assert {id(s) for s in other} != ids
+    with pytest.raises(ValueError, match="fraction"):
+        dev_split(corpus, 1.0)
+
+
+def test_a_dev_task_never_reads_the_test_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus = sentences(100, 6)
+    read: list[str] = []
+
+    def fake_load(task: str, split: str = "train", path: object = None) -> list[Sentence]:
+        read.append(split)
+        return corpus if split == "train" else sentences(30, 7)
+
+    monkeypatch.setattr(corpora, "load", fake_load)
+    dev = load_task("np", dev=0.2, dev_seed=1)
+    assert read == ["train"]
+    assert len(dev.pool) == 80 and len(dev.eval) == 20
+    assert {id(s) for s in dev.pool + dev.eval} == {id(s) for s in corpus}
+    assert dev.name == "np-dev0.2-seed1"
+    full = load_task("np")
+    assert read[1:] == ["train", "test"]
+    assert len(full.pool) == 100 and len(full.eval) == 30

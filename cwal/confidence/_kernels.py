@@ -23,22 +23,32 @@ UNIFORM, POSITIVE, SOFTMAX = 0, 1, 2  # how kbest_vote_kernel weighs the k best 
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
-def _emissions_span(local, tok_offsets, t0, n, Emean, Z, E2):
-    """``E2[t, j*K + k] = Emean[t0 + t, j] + sum_{f in token} Z[f, j*K + k]`` for t < n."""
+def _emissions_span(local, tok_offsets, t0, n, Emean, Z, E2, acc):
+    """``E2[t, j*K + k] = Emean[t0 + t, j] + N[t, j, k]`` for t < n, with the noise sums
+    ``N[t, j, k] = sum_{f in token} Z[f, j*Kz + k]`` over ``Kz = Z.shape[1] / L`` generated
+    draws, summed in the flat row ``acc`` (one contiguous, vectorised add per feature). With
+    ``Kz < K`` the draws are antithetic pairs: draw ``Kz + k`` gets ``-N[t, j, k]``, so only half
+    the noise is read and summed."""
     L = Emean.shape[1]
+    K = E2.shape[1] // L
     W = Z.shape[1]
-    K = W // L
+    Kz = W // L
     for t in range(n):
+        for q in range(W):
+            acc[q] = 0.0
+        for idx in range(tok_offsets[t0 + t], tok_offsets[t0 + t + 1]):
+            Zf = Z[local[idx]]
+            for q in range(W):
+                acc[q] += Zf[q]
         Et = E2[t]
         for j in range(L):
             m = Emean[t0 + t, j]
             o = j * K
-            for k in range(K):
-                Et[o + k] = m
-        for idx in range(tok_offsets[t0 + t], tok_offsets[t0 + t + 1]):
-            Zf = Z[local[idx]]
-            for q in range(W):
-                Et[q] += Zf[q]
+            z = j * Kz
+            for k in range(Kz):
+                Et[o + k] = m + acc[z + k]
+            for k in range(K - Kz):
+                Et[o + Kz + k] = m - acc[z + k]
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
@@ -224,6 +234,7 @@ def kd_vote_kernel(local, tok_offsets, sent_offsets, Emean, Z, AK, yhat, mode, c
         beta = np.empty((longest, L, K), dtype=Z.dtype)
         back = np.empty((longest, L, K), dtype=np.int16)
         tmp = np.empty((L, K), dtype=Z.dtype)
+        acc = np.empty(Z.shape[1], dtype=Z.dtype)
         prev = np.empty((L, K), dtype=Z.dtype)
         cur = np.empty((L, K), dtype=Z.dtype)
         for b in range(b0, b1):
@@ -231,7 +242,7 @@ def kd_vote_kernel(local, tok_offsets, sent_offsets, Emean, Z, AK, yhat, mode, c
             n = sent_offsets[b + 1] - t0
             if n == 0:
                 continue
-            _emissions_span(local, tok_offsets, t0, n, Emean, Z, E2)
+            _emissions_span(local, tok_offsets, t0, n, Emean, Z, E2, acc)
             if mode == 0:
                 counts[t0, 0] += E2[0, 0] > 0.0
                 continue

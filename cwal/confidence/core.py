@@ -131,6 +131,7 @@ def estimate(
     dtype: type = np.float32,
     timings: dict[str, float] | None = None,
     tiebreak: str | None = None,
+    antithetic: bool = True,
 ) -> Confidence:
     """Per-token confidence of ``model``'s predictions on ``batch`` (sentences or an Encoded).
 
@@ -143,7 +144,9 @@ def estimate(
     :func:`cwal.confidence.tune`), ``seed`` makes the draws reproducible. ``rank`` (see ``RANKS``;
     default ``draw-margin`` for sampling, ``votes+delta`` for k-best) sets ``rank_key``.
     ``correlated=False`` draws each token's scores from their Gaussian marginal (faster,
-    approximate). ``timings`` accumulates seconds per stage. ``tiebreak`` (``delta``, ``z-delta``,
+    approximate). ``antithetic`` draws the K weight vectors in mirrored pairs around the mean
+    (each is still a draw of N(mu, s Sigma); the vote share and mean margin lose their first-order
+    noise; half the normals). ``timings`` accumulates seconds per stage. ``tiebreak`` (``delta``, ``z-delta``,
     ``draws``, ``none``) is the older spelling of ``rank="votes+<tiebreak>"``.
     """
     if method not in METHODS:
@@ -175,6 +178,7 @@ def estimate(
     params: dict[str, Any] = {"k": k, "s": s, "seed": seed}
     if method in SAMPLING:
         params["correlated"] = correlated
+        params["antithetic"] = antithetic
 
     start = time.perf_counter()
     E = emissions(enc.feat_ids, enc.tok_offsets, W)
@@ -190,7 +194,8 @@ def estimate(
                           absolute=False, params=params)  # fmt: skip
     draw_margin = None
     if method in SAMPLING:
-        sampler = Sampler(W, A, SW, SA, k=k, s=s, seed=seed, correlated=correlated, dtype=dtype)
+        sampler = Sampler(W, A, SW, SA, k=k, s=s, seed=seed, correlated=correlated, dtype=dtype,
+                          antithetic=antithetic)  # fmt: skip
         want = labels if rank == "draw-margin" else None
         counts, draw_margin = sampler.draw(enc, E, want, clock)
         dist = counts / k
@@ -208,7 +213,7 @@ def estimate(
         tb = z_margin(delta, MM, labels, enc, SW)
     elif rank == "votes+draws":
         more = Sampler(W, A, SW, SA, k=k * DRAWS_FACTOR, s=s, seed=seed + 1,
-                       correlated=correlated, dtype=dtype)  # fmt: skip
+                       correlated=correlated, dtype=dtype, antithetic=antithetic)  # fmt: skip
         tb = more.draw(enc, E, None, clock)[0][rows, labels] / (k * DRAWS_FACTOR)
     return Confidence(method, labels, conf, enc.sent_offsets, dist, entropy, delta, draw_margin,
                       tb, rank, params=params)  # fmt: skip

@@ -2,7 +2,8 @@
 
 ``get_recent`` adds stale-while-revalidate: a view a few versions old is served at once while a
 background thread computes the current one, so a page never waits for a recomputation that one
-new label triggered (a dashboard's numbers may lag by at most ``max_lag`` versions).
+new label triggered (a dashboard's numbers may lag by at most ``max_lag`` versions). ``prefetch``
+computes a value another page will want in the background before it is asked for.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ class Memo:
         self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
         self._latest: dict[Hashable, tuple[int, Hashable]] = {}  # family -> (rank, key)
-        self._running: dict[Hashable, threading.Thread] = {}
+        self._running: dict[Hashable, threading.Thread] = {}  # family -> its refresh
+        self._prefetching: dict[Hashable, threading.Thread] = {}  # family -> its prefetch
         self._computing: dict[Hashable, threading.Event] = {}  # key -> set when done
 
     def get(
@@ -82,22 +84,54 @@ class Memo:
                 assert latest is not None
                 value = self._items[latest[1]]
                 if family not in self._running:
-                    worker = threading.Thread(
-                        target=self._refresh, args=(family, rank, key, make), daemon=True
-                    )
-                    self._running[family] = worker
-                    worker.start()
+                    self._start(self._running, family, rank, key, make)
                 return value
         return self.get(key, make, family, rank)
 
-    def _refresh(self, family: Hashable, rank: int, key: Hashable, make: Callable[[], Any]) -> None:
+    def _start(
+        self,
+        workers: dict[Hashable, threading.Thread],
+        family: Hashable,
+        rank: int,
+        key: Hashable,
+        make: Callable[[], Any],
+    ) -> None:
+        """Run ``get(key, make)`` in a daemon thread registered under ``family`` in ``workers``
+        (call under the lock)."""
+        worker = threading.Thread(
+            target=self._refresh, args=(family, rank, key, make, workers), daemon=True
+        )
+        workers[family] = worker
+        worker.start()
+
+    def _refresh(
+        self,
+        family: Hashable,
+        rank: int,
+        key: Hashable,
+        make: Callable[[], Any],
+        workers: dict[Hashable, threading.Thread],
+    ) -> None:
         try:
             self.get(key, make, family, rank)
         except Exception:  # the next foreground call recomputes and raises it to the page
-            log.exception("background refresh of %r failed", family)
+            log.exception("background computation for %r failed", family)
         finally:
             with self._lock:
-                self._running.pop(family, None)
+                workers.pop(family, None)
+
+    def prefetch(
+        self, key: Hashable, make: Callable[[], Any], family: Hashable, rank: int = 0
+    ) -> bool:
+        """Compute ``key`` in a background thread (remembered as ``get`` would) unless it is
+        cached, being computed, or ``family`` already has a prefetch running; True if started.
+        A later ``get`` of ``key`` waits for that thread's result instead of computing again."""
+        with self._lock:
+            busy = key in self._items or key in self._computing or family in self._prefetching
+            if busy:
+                return False
+            self._start(self._prefetching, family, rank, key, make)
+            return True
 
     def refreshing(self, family: Hashable) -> bool:
         """True while a background thread computes a newer value for ``family``."""
@@ -105,11 +139,12 @@ class Memo:
             return family in self._running
 
     def wait(self, family: Hashable, timeout: float | None = None) -> None:
-        """Block until ``family``'s background refresh (if any) has finished."""
+        """Block until ``family``'s background refresh and prefetch (if any) have finished."""
         with self._lock:
-            worker = self._running.get(family)
-        if worker is not None:
-            worker.join(timeout)
+            workers = [self._running.get(family), self._prefetching.get(family)]
+        for worker in workers:
+            if worker is not None:
+                worker.join(timeout)
 
     def clear(self) -> None:
         with self._lock:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from cwal.confidence import estimate
+from cwal.confidence.calibration import CalibrationMap
 from cwal.decode import emissions, max_marginals_batch, viterbi_batch
 from cwal.features import Encoded
 from cwal.io import Sentence, schemes
@@ -42,10 +43,19 @@ class ModelState:
     k: int
     method: str
     checkpoint_id: int | None = None
+    calibration: CalibrationMap | None = None  # fitted on the prequential record at consolidation
 
     @property
     def trained(self) -> bool:
         return self.version > 0 and bool(self.model.labels_)
+
+    def expected_accuracy(self, confidence: np.ndarray) -> float:
+        """The accuracy the model expects on tokens with these KD confidences: the mean
+        calibrated confidence (the raw mean before the first consolidation's map)."""
+        conf = np.asarray(confidence, dtype=np.float64)
+        if conf.size == 0:
+            return float("nan")
+        return float(np.mean(self.calibration(conf) if self.calibration else conf))
 
 
 def rebuild(
@@ -72,7 +82,10 @@ def rebuild(
     method = "kd-pc" if model.has_covariance else "kd-fixed"
     s = live.s_pc if method == "kd-pc" else live.s_fixed
     cid = base.id if base is not None else None
-    return ModelState(model, live.version, float(s), config.k, method, cid)
+    info = base.info if base is not None else {}
+    key = "calibration_pc" if method == "kd-pc" else "calibration_fixed"
+    calibration = CalibrationMap.from_dict(info.get(key))
+    return ModelState(model, live.version, float(s), config.k, method, cid, calibration)
 
 
 def checkpoint_state(settings: Mapping[str, Any], meta: CheckpointMeta, state: bytes) -> ModelState:
@@ -214,9 +227,11 @@ def pool_estimate(
     s: float,
     k: int = 50,
     seed: int = 0,
+    calibration: CalibrationMap | None = None,
 ) -> dict[str, float | int]:
     """The accuracy the model expects on unlabeled sentences: the mean calibrated KD-PC
-    confidence of its own predictions there (KD-Fixed for a learner without covariance).
+    confidence of its own predictions there (KD-Fixed for a learner without covariance), mapped
+    through ``calibration`` when given (:class:`cwal.confidence.calibration.CalibrationMap`).
 
     Meant for the live service at each consolidation (store it in the checkpoint's ``info``);
     the dashboard reads ``pool_estimate`` from there. Returns ``pool_estimate`` (NaN for no
@@ -228,7 +243,9 @@ def pool_estimate(
     method = "kd-pc" if model.has_covariance else "kd-fixed"
     conf = estimate(model, model.encode(sents), method, k=k, s=s, seed=seed)
     return {
-        "pool_estimate": float(np.mean(conf.confidence)),
+        "pool_estimate": float(
+            np.mean(calibration(conf.confidence) if calibration else conf.confidence)
+        ),
         "pool_tokens": int(conf.n_tokens),
         "pool_sentences": len(sents),
     }

@@ -7,6 +7,7 @@ Every function takes plain DataFrames (the store's queries build them) and retur
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import chain
 
 import numpy as np
 import pandas as pd
@@ -211,13 +212,32 @@ def prediction_tokens(predictions: pd.DataFrame) -> pd.DataFrame:
     """
     cols = ["prediction_id", "sentence_id", "annotation_id", "method", "position"]
     cols += ["confidence", "predicted", "truth", "correct"]
-    rows = [
-        (r.id, r.sentence_id, r.annotation_id, r.strategy, p, float(c), y, g, y == g)
-        for r in predictions.itertuples(index=False)
-        if len(r.tags) == len(r.truth)
-        for p, (c, y, g) in enumerate(zip(r.confidences, r.tags, r.truth, strict=True))
-    ]
-    return pd.DataFrame(rows, columns=cols)
+    if predictions.empty:
+        return pd.DataFrame(columns=cols)
+    n = predictions["tags"].map(len).to_numpy()
+    keep = n == predictions["truth"].map(len).to_numpy()  # else relabeled to another length
+    rows, n = predictions[keep], n[keep]
+    if (rows["confidences"].map(len).to_numpy() != n).any():
+        raise ValueError("a logged prediction has not as many confidences as tags")
+    predicted = np.array(list(chain.from_iterable(rows["tags"])), dtype=object)
+    truth = np.array(list(chain.from_iterable(rows["truth"])), dtype=object)
+    starts = np.repeat(np.cumsum(n) - n, n)
+    frame = pd.DataFrame(
+        {
+            "prediction_id": np.repeat(rows["id"].to_numpy(), n),
+            "sentence_id": np.repeat(rows["sentence_id"].to_numpy(), n),
+            "annotation_id": np.repeat(rows["annotation_id"].to_numpy(), n),
+            "method": np.repeat(rows["strategy"].to_numpy(), n),
+            "position": np.arange(len(predicted), dtype=np.int64) - starts,
+            "confidence": np.fromiter(
+                chain.from_iterable(rows["confidences"]), np.float64, len(predicted)
+            ),
+            "predicted": predicted,
+            "truth": truth,
+            "correct": predicted == truth,
+        }
+    )
+    return frame[cols]
 
 
 MEASURES = {

@@ -2,15 +2,17 @@
 from them with ``cwal.reports``.
 
 The model a lead sees is the live one, rebuilt from the store exactly as the live service does
-(newest valid checkpoint plus the later rows replayed). Its views are cached per process, keyed by
-the project's newest annotation and checkpoint ids (a checkpoint's view by its id): both only ever grow, so a cached
-view is never stale, and template features of each sentence are extracted once per process.
+(newest valid checkpoint plus the later rows replayed). What it says is read in two parts, each
+cached per process under the key ``views.model_key`` names: the pool view (a sample of the
+unlabeled pool and the evaluation split: all the dashboard shows) and the model view (the pool view
+plus the labeled sentences it disputes, which needs every labeled sentence's features: error
+analysis and review). Template features of each sentence are extracted once per process. The
+learning curve is in ``db.repository.learning_curve``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,6 @@ from sqlalchemy import Engine, func, select
 from cwal import reports
 from cwal.live import CheckpointMeta, LogRow, PoolSentence
 from cwal.live.replay import valid_base
-from cwal.reports.memo import Memo
 from db.engine import read_transaction
 from db.models import Annotation, Prediction, Sentence
 from db.repository.checkpoints import get_checkpoint, list_checkpoints
@@ -32,26 +33,18 @@ from db.repository.history import (
 from db.repository.history import retractions as retraction_pairs
 from db.repository.predictions import calibration_frame
 from db.repository.projects import get_project
-from db.repository.state import labeled_ids
+from db.repository.state import current_annotation_ids, labeled_ids
 from db.repository.stats import annotation_log
+from db.repository.views import VIEWS, feature_cache, model_key, project_key
+from db.repository.views import clear_cache as clear_cache  # re-exported for pages and tests
+from db.repository.views import refreshing as refreshing
+from db.repository.views import wait_fresh as wait_fresh
 
 POOL_SAMPLE = 400  # unlabeled pool sentences the current model is read on
 LABELED_SAMPLE = 300  # labeled sentences for entropy, plus up to this many disputed ones
-CURVE_CHECKPOINTS = 8  # checkpoints evaluated for the learning curve (plus the newest)
 # Annotations a dashboard or error-analysis view may lag behind while the current one is
 # computed in the background (the review page, where a lead fixes labels, is always fresh).
 PAGE_LAG = 25
-
-
-_VIEWS = Memo(12)
-_POINTS = Memo(512)
-_FEATURES = Memo(16)
-
-
-def clear_cache() -> None:
-    """Forget every cached view and feature (tests; a process that changed sentences)."""
-    for memo in (_VIEWS, _POINTS, _FEATURES):
-        memo.clear()
 
 
 # ----- queries ---------------------------------------------------------------------------------
@@ -136,56 +129,63 @@ class LogFrames:
     labels_given: pd.DataFrame  # reports.label_distribution of the current labels
 
 
-def log_frames(engine: Engine, project_id: int, max_lag: int = 0) -> LogFrames:
-    """The project's logs as frames (cached per newest annotation and prediction ids); with
-    ``max_lag``, frames up to that many annotations old may be served while fresh ones are
-    computed in the background (``refreshing`` tells)."""
+def _log_key(engine: Engine, project_id: int) -> tuple[tuple, int, int | None]:
+    """The project key, newest annotation id and newest prediction id: what the logs are."""
     with read_transaction(engine) as conn:
         newest = conn.execute(
             select(func.max(Prediction.id)).where(Prediction.project_id == project_id)
         ).scalar_one()
-    store, last = _store_key(engine, project_id), last_annotation_id(engine, project_id)
-    key = ("logs", store, last, newest)
+    return project_key(engine, project_id), last_annotation_id(engine, project_id), newest
+
+
+def log_frames(engine: Engine, project_id: int, max_lag: int = 0) -> LogFrames:
+    """The project's logs as frames (cached per newest annotation and prediction ids); with
+    ``max_lag``, frames up to that many annotations old may be served while fresh ones are
+    computed in the background (``refreshing`` tells)."""
+    project, last, newest = _log_key(engine, project_id)
     make = lambda: _log_frames(engine, project_id)  # noqa: E731
-    return _VIEWS.get_recent(("logs", store), last, key, make, max_lag)
+    return VIEWS.get_recent(("logs", project), last, ("logs", project, last, newest), make, max_lag)
+
+
+def prediction_log(engine: Engine, project_id: int, max_lag: int = 0) -> pd.DataFrame:
+    """``reports.prediction_tokens`` of the labeled sentences' served predictions (the part of
+    ``log_frames`` error analysis reads), cached and served late like ``log_frames``."""
+    project, last, newest = _log_key(engine, project_id)
+    key = ("predictions", project, last, newest)
+    make = lambda: reports.prediction_tokens(calibration_frame(engine, project_id))  # noqa: E731
+    return VIEWS.get_recent(("predictions", project), last, key, make, max_lag)
 
 
 def _log_frames(engine: Engine, project_id: int) -> LogFrames:
     return LogFrames(
         label_log(engine, project_id),
         annotation_log(engine, project_id),
-        reports.prediction_tokens(calibration_frame(engine, project_id)),
+        prediction_log(engine, project_id),
         reports.label_distribution(
-            (e.tags or [] for e in current_annotations(engine, project_id)),
+            current_tags(engine, project_id),
             get_project(engine, project_id).settings.get("scheme") or "IOB2",
         ),
     )
 
 
+def current_tags(engine: Engine, project_id: int) -> list[list[str]]:
+    """The tags of every current annotation (newest non-retracted submission), sentence id
+    order: what the label distribution counts, without the sentences' tokens."""
+    current = current_annotation_ids(project_id).subquery()
+    query = (
+        select(Annotation.tags)
+        .join(current, current.c.annotation_id == Annotation.id)
+        .order_by(current.c.sentence_id)
+    )
+    with read_transaction(engine) as conn:
+        return [tags or [] for tags in conn.execute(query).scalars()]
+
+
 # ----- the current model and what it says -----------------------------------------------------
-def _features(engine: Engine, project_id: int, template: str) -> reports.FeatureCache:
-    key = (_store_key(engine, project_id), template)
-    return _FEATURES.get(key, lambda: reports.FeatureCache(template))
-
-
-def _store_key(engine: Engine, project_id: int) -> tuple:
-    """Names one project of one database across engines (its URL and creation time), so a
-    cached view never outlives the store it was read from."""
-    return (str(engine.url), project_id, get_project(engine, project_id).created_at)
-
-
-def _model_key(engine: Engine, project_id: int) -> tuple:
-    """What the live model is a function of: the newest annotation and the newest checkpoint
-    (a consolidation swaps in a retrained model without a new annotation)."""
-    checkpoints = list_checkpoints(engine, project_id)
-    newest = checkpoints[-1].id if checkpoints else 0
-    return (*_store_key(engine, project_id), last_annotation_id(engine, project_id), newest)
-
-
 def current_model(engine: Engine, project_id: int) -> reports.ModelState:
-    """The live model of the project (cached per newest annotation id)."""
-    key = ("model", _model_key(engine, project_id))
-    return _VIEWS.get(key, lambda: _rebuild(engine, project_id))
+    """The live model of the project (cached per ``views.model_key``)."""
+    key = ("model", model_key(engine, project_id))
+    return VIEWS.get(key, lambda: _rebuild(engine, project_id))
 
 
 def _rebuild(engine: Engine, project_id: int) -> reports.ModelState:
@@ -207,61 +207,108 @@ def _rebuild(engine: Engine, project_id: int) -> reports.ModelState:
 
 
 @dataclass
-class ModelView:
-    """The current model read on the unlabeled pool (a sample) and on labeled sentences."""
+class PoolView:
+    """The current model read on a sample of the unlabeled pool and on the evaluation split."""
 
     state: reports.ModelState
     pool: pd.DataFrame  # token_frame of the unlabeled pool sample
-    labeled: pd.DataFrame  # token_frame with given labels: disputed sentences + a sample
-    tokens: dict[int, list[str]] = field(default_factory=dict)
-    annotators: dict[int, str] = field(default_factory=dict)
+    tokens: dict[int, list[str]] = field(default_factory=dict)  # of the sentences read
     pool_sentences: int = 0
-    labeled_sentences: int = 0
     eval_scores: dict[str, float] | None = None
 
     @property
     def pool_estimate(self) -> float:
-        """Mean KD confidence on the pool sample: the accuracy the model expects there."""
-        return float(self.pool["confidence"].mean()) if len(self.pool) else float("nan")
+        """Mean calibrated KD confidence on the pool sample: the accuracy the model expects
+        there (``ModelState.expected_accuracy``)."""
+        return self.state.expected_accuracy(self.pool["confidence"].to_numpy())
+
+
+def _given_frame() -> pd.DataFrame:
+    return pd.DataFrame(columns=reports.TOKEN_COLUMNS + reports.GIVEN_COLUMNS)
+
+
+@dataclass
+class ModelView(PoolView):
+    """The pool view plus the model read on labeled sentences (the disputed ones and a sample)."""
+
+    labeled: pd.DataFrame = field(default_factory=_given_frame)  # token_frame with given labels
+    annotators: dict[int, str] = field(default_factory=dict)  # sentence id -> current annotator
+    labeled_sentences: int = 0
+
+
+def pool_view(engine: Engine, project_id: int, max_lag: int = 0) -> PoolView:
+    """What the current model says about the pool and the evaluation split (cached per model
+    key); with ``max_lag``, a view up to that many annotations old may be served while the
+    current one is computed in the background (``refreshing`` tells; ``view.state.version``
+    names the model it shows)."""
+    mkey = model_key(engine, project_id)
+    make = lambda: _pool_view(engine, project_id)  # noqa: E731
+    return VIEWS.get_recent(("pool", mkey[:-2]), mkey[-2], ("pool", mkey), make, max_lag)
 
 
 def model_view(engine: Engine, project_id: int, max_lag: int = 0) -> ModelView:
-    """What the current model says about the pool and the labels (cached per annotation id);
-    ``max_lag`` as in ``log_frames`` (``view.state.version`` names the model it shows)."""
-    mkey = _model_key(engine, project_id)
+    """The pool view plus what the current model says about the labels (cached per model key);
+    ``max_lag`` as in ``pool_view``."""
+    mkey = model_key(engine, project_id)
     make = lambda: _view(engine, project_id)  # noqa: E731
-    return _VIEWS.get_recent(("view", mkey[:-2]), mkey[-2], ("view", mkey), make, max_lag)
+    return VIEWS.get_recent(("view", mkey[:-2]), mkey[-2], ("view", mkey), make, max_lag)
 
 
-def _view(engine: Engine, project_id: int) -> ModelView:
+def prefetch_model_view(engine: Engine, project_id: int) -> bool:
+    """Start computing the current model view in the background (a page showing only the pool
+    view calls this once drawn, so error analysis and review open warm); a later
+    ``model_view`` waits for it instead of computing again. True when a thread started."""
+    mkey = model_key(engine, project_id)
+    make = lambda: _view(engine, project_id)  # noqa: E731
+    return VIEWS.prefetch(("view", mkey), make, ("view", mkey[:-2]), mkey[-2])
+
+
+def _pool_view(engine: Engine, project_id: int) -> PoolView:
     state = current_model(engine, project_id)
-    settings = get_project(engine, project_id).settings
-    cache = _features(engine, project_id, settings.get("feature_template", "chunk"))
-    current = current_annotations(engine, project_id)
-    empty = pd.DataFrame(columns=reports.TOKEN_COLUMNS)
-    view = ModelView(
-        state, empty, empty.reindex(columns=reports.TOKEN_COLUMNS + reports.GIVEN_COLUMNS)
-    )
-    view.annotators = {e.sentence_id: e.annotator for e in current}
+    view = PoolView(state, pd.DataFrame(columns=reports.TOKEN_COLUMNS))
     if not state.trained:
         return view
+    template = get_project(engine, project_id).settings.get("feature_template", "chunk")
+    cache = feature_cache(engine, project_id, template)
     seed = project_id * 1_000_003 + state.version
     pool_ids = _sample(unlabeled_pool_ids(engine, project_id), POOL_SAMPLE, seed)
     pool = [s for s, _ in split_sentences(engine, project_id, "pool", pool_ids)]
     if pool:
         view.pool = reports.token_frame(state, cache.encode(state.model, pool), pool, seed=seed)
+    evals = [(s, g) for s, g in split_sentences(engine, project_id, "eval") if g is not None]
+    if evals:
+        enc = cache.encode(state.model, [s for s, _ in evals])
+        view.eval_scores = reports.evaluate(state, enc, [g for _, g in evals])
+    view.tokens = {s.id: s.tokens for s in pool}
+    view.pool_sentences = len(pool)
+    return view
+
+
+def _view(engine: Engine, project_id: int) -> ModelView:
+    base = pool_view(engine, project_id)
+    state = base.state
+    current = current_annotations(engine, project_id)
+    view = ModelView(
+        state,
+        base.pool,
+        tokens=dict(base.tokens),
+        pool_sentences=base.pool_sentences,
+        eval_scores=base.eval_scores,
+    )
+    view.annotators = {e.sentence_id: e.annotator for e in current}
+    if not state.trained:
+        return view
+    template = get_project(engine, project_id).settings.get("feature_template", "chunk")
+    cache = feature_cache(engine, project_id, template)
+    seed = project_id * 1_000_003 + state.version
     labeled = [PoolSentence(e.sentence_id, e.tokens, e.columns) for e in current if e.tokens]
     given = {e.sentence_id: e.tags for e in current if e.tokens}
     chosen = _disputed_and_sample(state, cache, labeled, given, seed)
     if chosen:
         enc = cache.encode(state.model, chosen)
         view.labeled = reports.token_frame(state, enc, chosen, given=given, seed=seed)
-    evals = [(s, g) for s, g in split_sentences(engine, project_id, "eval") if g is not None]
-    if evals:
-        enc = cache.encode(state.model, [s for s, _ in evals])
-        view.eval_scores = reports.evaluate(state, enc, [g for _, g in evals])
-    view.tokens = {s.id: s.tokens for s in pool + chosen}
-    view.pool_sentences, view.labeled_sentences = len(pool), len(labeled)
+    view.tokens.update((s.id, s.tokens) for s in chosen)
+    view.labeled_sentences = len(labeled)
     return view
 
 
@@ -285,102 +332,6 @@ def _disputed_and_sample(
     sampled = _sample(np.arange(len(labeled)), LABELED_SAMPLE, seed)
     keep = sorted(set(int(i) for i in disputed) | set(sampled))
     return [labeled[i] for i in keep]
-
-
-# ----- learning curve points ------------------------------------------------------------------
-def curve_points(engine: Engine, project_id: int, max_lag: int = 0) -> pd.DataFrame:
-    """One row per evaluated model: ``checkpoint_id`` (None: the current model), ``version``,
-    ``sentences`` and ``words`` labeled, ``eval_f1`` and ``eval_accuracy`` (NaN without gold),
-    ``pool_estimate`` (mean KD confidence on the pool sample unlabeled at the time). Up to
-    ``CURVE_CHECKPOINTS + 1`` checkpoints, evenly spread; cached (and ``max_lag``) like the
-    model view."""
-    mkey = _model_key(engine, project_id)
-    make = lambda: _curve_points(engine, project_id)  # noqa: E731
-    return _VIEWS.get_recent(("curve", mkey[:-2]), mkey[-2], ("curve", mkey), make, max_lag)
-
-
-def refreshing(engine: Engine, project_id: int) -> bool:
-    """True while a newer view of the project is computed in the background (a page served
-    one up to ``max_lag`` annotations old)."""
-    store = _store_key(engine, project_id)
-    return any(_VIEWS.refreshing((kind, store)) for kind in ("logs", "view", "curve"))
-
-
-def wait_fresh(engine: Engine, project_id: int, timeout: float | None = None) -> None:
-    """Block until the project's background refreshes have finished (tests, benchmarks)."""
-    store = _store_key(engine, project_id)
-    for kind in ("logs", "view", "curve"):
-        _VIEWS.wait((kind, store), timeout)
-
-
-def _curve_points(engine: Engine, project_id: int) -> pd.DataFrame:
-    cols = ["checkpoint_id", "version", "sentences", "words", "eval_f1", "eval_accuracy"]
-    cols.append("pool_estimate")
-    log = log_frames(engine, project_id).labels
-    metas = list_checkpoints(engine, project_id)
-    if len(metas) > CURVE_CHECKPOINTS + 1:
-        pick = np.linspace(0, len(metas) - 1, CURVE_CHECKPOINTS + 1).round().astype(int)
-        metas = [metas[i] for i in sorted(set(pick.tolist()))]
-    rows = [
-        _POINTS.get(
-            ("cp", _store_key(engine, project_id), c.id),
-            lambda c=c: _checkpoint_point(engine, c, log),
-        )
-        for c in metas
-    ]
-    view = model_view(engine, project_id)
-    if view.state.trained:
-        at = int(log["id"].max()) if len(log) else 0
-        amount = reports.labeled_amount(log, [at]).iloc[0]
-        scores = view.eval_scores or {}
-        rows.append(
-            {
-                "checkpoint_id": None,
-                "version": view.state.version,
-                "sentences": int(amount["sentences"]),
-                "words": int(amount["words"]),
-                "eval_f1": scores.get("f1", np.nan),
-                "eval_accuracy": scores.get("accuracy", np.nan),
-                "pool_estimate": view.pool_estimate,
-            }
-        )
-    return pd.DataFrame(rows, columns=cols)
-
-
-def _checkpoint_point(engine: Engine, meta: Any, log: pd.DataFrame) -> dict[str, Any]:
-    project_id = meta.project_id
-    settings = get_project(engine, project_id).settings
-    x = meta.last_annotation_id or 0
-    cp = get_checkpoint(engine, meta.id)
-    state = reports.checkpoint_state(settings, CheckpointMeta(meta.id, x, dict(meta.info)),
-                                     cp.state or b"")  # fmt: skip
-    cache = _features(engine, project_id, settings.get("feature_template", "chunk"))
-    amount = reports.labeled_amount(log, [x]).iloc[0]
-    row: dict[str, Any] = {
-        "checkpoint_id": meta.id,
-        "version": state.version,
-        "sentences": int(amount["sentences"]),
-        "words": int(amount["words"]),
-        "eval_f1": np.nan,
-        "eval_accuracy": np.nan,
-        "pool_estimate": meta.info.get("pool_estimate", np.nan),
-    }
-    evals = [(s, g) for s, g in split_sentences(engine, project_id, "eval") if g is not None]
-    if evals:
-        enc = cache.encode(state.model, [s for s, _ in evals])
-        scores = reports.evaluate(state, enc, [g for _, g in evals]) or {}
-        row["eval_f1"] = scores.get("f1", np.nan)
-        row["eval_accuracy"] = scores.get("accuracy", np.nan)
-    if "pool_estimate" not in meta.info:
-        then = log[log["id"] <= x]
-        labeled = reports.labeled_sentences(then)
-        ids = [i for i in pool_sample_ids(engine, project_id) if i not in labeled]
-        pool = [s for s, _ in split_sentences(engine, project_id, "pool", ids)]
-        if pool and state.trained:
-            enc = cache.encode(state.model, pool)
-            frame = reports.token_frame(state, enc, pool, seed=meta.id)
-            row["pool_estimate"] = float(frame["confidence"].mean())
-    return row
 
 
 def current_label(engine: Engine, sentence_id: int) -> list[str] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -181,6 +182,32 @@ def test_a_few_labels(store, users, demo) -> None:
     assert len(least) == 50 and least["margin"].is_monotonic_increasing
     review = run_lead(PAGES[2], users.lead.id)
     assert list(review.dataframe[0].value.columns)[:3] == ["rank", "sentence_id", "position"]
+
+
+def test_dashboard_reads_the_pool_and_prefetches_the_labeled_view(
+    store, users, demo, monkeypatch
+) -> None:
+    label_few(store.engine, demo, users.lead.id)
+    gate, real = threading.Event(), analysis._view
+
+    def held(*args):  # the labeled part: the dashboard must not wait for it
+        if not gate.wait(20):
+            raise AssertionError("the dashboard waited for the labeled sentences")
+        return real(*args)
+
+    monkeypatch.setattr(analysis, "_view", held)
+    dash = run_lead(PAGES[0], users.lead.id)
+    metrics = {m.label: m.value for m in dash.metric}
+    assert metrics["Expected pool accuracy"].endswith("%") and charts_of(dash) == 5
+    gate.set()
+    analysis.wait_fresh(store.engine, demo, 60)
+
+    def never(*args):
+        raise AssertionError("the model view was computed twice")
+
+    monkeypatch.setattr(analysis, "_view", never)  # error analysis opens on the prefetched view
+    errors = run_lead(PAGES[1], users.lead.id)
+    assert charts_of(errors) == 4 and len(errors.dataframe[1].value) == 50
 
 
 def test_thousands_of_labels(big) -> None:

@@ -134,3 +134,32 @@ def test_a_ranking_is_by_the_model_its_sample_was_drawn_for(make_project, monkey
 def _gold_for(live, p, user):
     (sug,) = live.next(p.users[user])
     return sug.sentence_id, p.gold[sug.sentence_id], p.users[user]
+
+
+def test_a_consolidation_stores_the_records_calibration_map(make_project) -> None:
+    """The checkpoint carries the isotonic map of the prequential record at the chosen s; the
+    lead views' model state reads it and maps confidences through it."""
+    import numpy as np
+
+    from cwal import reports
+    from cwal.confidence.calibration import CalibrationMap
+    from cwal.live import CheckpointMeta
+    from db.repository import get_project
+
+    p = make_project(consolidation_interval=7)
+    live = p.session()
+    annotate(live, p, "ann", 17)
+    live.wait_idle()
+    meta = list_checkpoints(p.engine, p.id)[-1]
+    cal = CalibrationMap.from_dict(meta.info["calibration_pc"])
+    assert cal is not None and cal.tokens > 0
+    assert cal.y[0] >= 0.0 and cal.y[-1] <= 1.0 and list(cal.y) == sorted(cal.y)
+    state = reports.checkpoint_state(
+        get_project(p.engine, p.id).settings,
+        CheckpointMeta(meta.id, meta.last_annotation_id, dict(meta.info)),
+        get_checkpoint(p.engine, meta.id).state,
+    )
+    assert state.calibration == cal
+    conf = np.array([0.0, 0.5, 1.0])
+    assert state.expected_accuracy(conf) == float(np.mean(cal(conf)))
+    live.close()

@@ -1,0 +1,302 @@
+"""The fast feature templates against a plain reference: the same strings, in the same order, for
+every token of real corpora and of synthetic edge cases.
+
+The reference below is the straightforward implementation the fast one replaced: each feature
+spelled out per token from the template's definition, with no caches. Models, saved model files
+and feature ids depend on the exact strings and their order, so equality is checked on whole
+lists, not sets. ``bench/features.py`` times the same reference against the fast templates.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import pytest
+from shared_data import corpus_path
+
+from cwal import features
+from cwal.features import FeatureIndex, chunk_template, get_template, ner_template, word_shape
+from cwal.io import Sentence, read_conll
+
+# --- the reference ------------------------------------------------------------------------------
+
+PAD_LEFT = ("<s-2>", "<s-1>")
+PAD_RIGHT = ("</s+1>", "</s+2>")
+
+
+def reference_shape(word: str) -> str:
+    """Each character as X (upper), x (lower), d (digit) or itself; runs collapsed to one."""
+    classes = [
+        "X" if c.isupper() else "x" if c.islower() else "d" if c.isdigit() else c for c in word
+    ]
+    return "".join(c for i, c in enumerate(classes) if i == 0 or classes[i - 1] != c)
+
+
+def _window(seq: Sequence[str]) -> list[str]:
+    return [*PAD_LEFT, *seq, *PAD_RIGHT]
+
+
+OFFSETS = {-2: "-2", -1: "-1", 0: "0", 1: "+1", 2: "+2"}
+
+
+def reference_chunk(tokens: Sequence[str], columns: dict[str, Sequence[str]]) -> list[list[str]]:
+    """The chunk template, one token at a time."""
+    w = _window([t.lower() for t in tokens])
+    sh = _window([reference_shape(t) for t in tokens])
+    t = _window(columns["pos"]) if "pos" in columns else None
+    out = []
+    for c in range(2, len(tokens) + 2):
+        f = ["b"]
+        f += [f"w{o}={w[c + k]}" for k, o in OFFSETS.items()]
+        f += [f"w-2|w-1={w[c - 2]}|{w[c - 1]}", f"w-1|w0={w[c - 1]}|{w[c]}"]
+        f += [f"w0|w+1={w[c]}|{w[c + 1]}", f"w+1|w+2={w[c + 1]}|{w[c + 2]}"]
+        f += [f"sh0={sh[c]}", f"sh-1|sh0={sh[c - 1]}|{sh[c]}", f"sh0|sh+1={sh[c]}|{sh[c + 1]}"]
+        f += [f"s2={w[c][-2:]}", f"s3={w[c][-3:]}", f"s4={w[c][-4:]}", f"pre3={w[c][:3]}"]
+        if t is not None:
+            f += [f"p{o}={t[c + k]}" for k, o in OFFSETS.items()]
+            f += [f"p-2|p-1={t[c - 2]}|{t[c - 1]}", f"p-1|p0={t[c - 1]}|{t[c]}"]
+            f += [f"p0|p+1={t[c]}|{t[c + 1]}", f"p+1|p+2={t[c + 1]}|{t[c + 2]}"]
+            f += [f"p-2|p-1|p0={t[c - 2]}|{t[c - 1]}|{t[c]}"]
+            f += [f"p-1|p0|p+1={t[c - 1]}|{t[c]}|{t[c + 1]}"]
+            f += [f"p0|p+1|p+2={t[c]}|{t[c + 1]}|{t[c + 2]}"]
+            f += [f"w0|p0={w[c]}|{t[c]}", f"w-1|p0={w[c - 1]}|{t[c]}"]
+            f += [f"w+1|p0={w[c + 1]}|{t[c]}", f"w-1|p-1={w[c - 1]}|{t[c - 1]}"]
+            f += [f"w+1|p+1={w[c + 1]}|{t[c + 1]}", f"w0|p-1={w[c]}|{t[c - 1]}"]
+            f += [
+                f"w0|p+1={w[c]}|{t[c + 1]}",
+                f"p0|sh0={t[c]}|{sh[c]}",
+                f"p0|s3={t[c]}|{w[c][-3:]}",
+            ]
+        out.append(f)
+    return out
+
+
+def reference_ner(tokens: Sequence[str], columns: dict[str, Sequence[str]]) -> list[list[str]]:
+    """The ner template, one token at a time."""
+    w = _window([t.lower() for t in tokens])
+    sh = _window([reference_shape(t) for t in tokens])
+    t = _window(columns["pos"]) if "pos" in columns else None
+    out = []
+    for i, word in enumerate(tokens):
+        c = i + 2
+        f = ["b"]
+        f += [f"w{o}={w[c + k]}" for k, o in OFFSETS.items()]
+        f += [f"W0={word}", f"w-1|w0={w[c - 1]}|{w[c]}", f"w0|w+1={w[c]}|{w[c + 1]}"]
+        f += [f"sh{o}={sh[c + k]}" for k, o in OFFSETS.items()]
+        f += [f"sh-1|sh0={sh[c - 1]}|{sh[c]}", f"sh0|sh+1={sh[c]}|{sh[c + 1]}"]
+        f += [f"sh-1|sh0|sh+1={sh[c - 1]}|{sh[c]}|{sh[c + 1]}"]
+        f += [f"w-1|sh0={w[c - 1]}|{sh[c]}", f"sh0|w+1={sh[c]}|{w[c + 1]}"]
+        f += [f"sh-1|w0={sh[c - 1]}|{w[c]}", f"w0|sh+1={w[c]}|{sh[c + 1]}"]
+        f += [f"len={min(len(word), 8)}", f"suf3-1={w[c - 1][-3:]}", f"pre3-1={w[c - 1][:3]}"]
+        f += [f"suf3+1={w[c + 1][-3:]}"]
+        for k in range(1, min(len(w[c]), 4) + 1):
+            f += [f"pre{k}={w[c][:k]}", f"suf{k}={w[c][-k:]}"]
+        if i == 0:
+            f.append("first")
+        if word[:1].isupper():
+            f += ["cap&first" if i == 0 else "cap&mid", "cap"]
+        if word.isupper():
+            f.append("allcap")
+        if any(ch.isdigit() for ch in word):
+            f.append("digit")
+            if word.isdigit():
+                f.append("alldigit")
+        if "-" in word:
+            f.append("hyphen")
+        if t is not None:
+            f += [f"p-1={t[c - 1]}", f"p0={t[c]}", f"p+1={t[c + 1]}"]
+            f += [f"p-1|p0={t[c - 1]}|{t[c]}", f"p0|p+1={t[c]}|{t[c + 1]}"]
+            f += [f"p0|sh0={t[c]}|{sh[c]}"]
+        out.append(f)
+    return out
+
+
+REFERENCE = {"chunk": reference_chunk, "ner": reference_ner}
+
+
+def assert_same(tokens: Sequence[str], columns: dict[str, Sequence[str]]) -> None:
+    """Both templates, with and without the POS column, equal the reference exactly."""
+    variants = [columns, {}] if "pos" in columns else [columns]
+    for cols in variants:
+        for name, reference in REFERENCE.items():
+            got, want = get_template(name)(tokens, cols), reference(tokens, cols)
+            assert got == want, (name, list(tokens), cols)
+
+
+def test_reference_matches_the_hand_examples() -> None:
+    """The reference itself agrees with hand-written features (so it is not just a copy)."""
+    assert reference_shape("McDonald's") == "XxXx'x" and reference_shape("U.S.") == "X.X."
+    got = reference_ner(["Anna", "visits", "New-York"], {"pos": ["N", "V", "N"]})
+    assert got[0][:4] == ["b", "w-2=<s-2>", "w-1=<s-1>", "w0=anna"]
+    assert got[0][4:7] == ["w+1=visits", "w+2=new-york", "W0=Anna"]
+    assert {"first", "cap&first", "cap", "p-1=<s-1>", "p0|sh0=N|Xx"} <= set(got[0])
+    assert {"hyphen", "cap&mid", "pre4=new-", "suf3+1=+1>", "p+1=</s+1>"} <= set(got[2])
+    chunk = reference_chunk(["The", "U.S."], {"pos": ["DT", "NNP"]})
+    assert chunk[1][:5] == ["b", "w-2=<s-1>", "w-1=the", "w0=u.s.", "w+1=</s+1>"]
+    assert chunk[1][-3:] == ["w0|p+1=u.s.|</s+1>", "p0|sh0=NNP|X.X.", "p0|s3=NNP|.s."]
+
+
+# --- real corpora --------------------------------------------------------------------------------
+
+
+@pytest.mark.data
+@pytest.mark.parametrize(
+    ("relative", "template"), [("conll2002/esp.train", "ner"), ("conll2000/train.txt", "chunk")]
+)
+def test_templates_equal_the_reference_on_real_sentences(relative: str, template: str) -> None:
+    """The corpus's own template on its first 2,000 sentences; both templates, with and without
+    the POS column, on the first 500 (by then from warm caches)."""
+    sentences = []
+    for s in read_conll(corpus_path(relative)):
+        sentences.append(s)
+        if len(sentences) == 2000:
+            break
+    assert all("pos" in s.columns for s in sentences)
+    fast, reference = get_template(template), REFERENCE[template]
+    for s in sentences:
+        assert fast(s.tokens, s.columns) == reference(s.tokens, s.columns), s.tokens
+    for s in sentences[:500]:
+        assert_same(s.tokens, s.columns)
+
+
+# --- synthetic edge cases -----------------------------------------------------------------------
+
+EDGE_TOKENS = [
+    "",
+    " ",
+    "a",
+    "A",
+    "1",
+    "-",
+    "--",
+    "x-ray",
+    "X-Men",
+    "USA",
+    "U.S.A.",
+    "McDonald's",
+    "1.8",
+    "1,000,000",
+    "2024-01-01",
+    "3rd",
+    "Ñandú",
+    "ÑANDÚ",
+    "İstanbul",  # lowercases to a longer string
+    "ǅemal",  # titlecase: neither upper nor lower
+    "Straße",
+    "ΣΟΦΊΑ",
+    "①②",  # isdigit, not isdecimal
+    "x²",
+    "٣٤٥",  # Arabic-Indic digits
+    "日本語",
+    "emoji🙂",
+    "tab\there",
+    "new\nline",
+    "a|b",
+    "a=b",
+    "|",
+    "=",
+    "|=|",
+    "w0=x",
+    "<s-1>",
+    "<s-2>",
+    "</s+1>",
+    "</s+2>",
+    "<S-1>",
+    "b",
+    "first",
+    "cap",
+    "x" * 300,
+    "Supercalifragilisticexpialidocious" * 10,
+    "ab",
+    "abc",
+    "abcd",
+    "abcde",
+]
+EDGE_TAGS = ["NN", "<s-1>", "</s+1>", "a|b", "=", "", "NNP", "Fc", "ñ"]
+
+
+@pytest.mark.parametrize(
+    "tokens",
+    [
+        [],
+        ["one"],
+        ["One"],
+        ["1"],
+        [""],
+        ["<s-1>", "</s+1>"],
+        ["</s+2>", "<s-2>", "<s-1>"],
+        ["a", "a", "a", "a", "a", "a"],
+        EDGE_TOKENS,
+        list(reversed(EDGE_TOKENS)),
+    ],
+)
+def test_templates_equal_the_reference_on_edge_cases(tokens: list[str]) -> None:
+    assert_same(tokens, {})
+    for shift in range(3):
+        pos = [EDGE_TAGS[(i + shift) % len(EDGE_TAGS)] for i in range(len(tokens))]
+        assert_same(tokens, {"pos": pos})
+    for word in tokens:
+        assert word_shape(word) == reference_shape(word)
+
+
+def test_every_edge_token_alone_and_in_every_position() -> None:
+    for word in EDGE_TOKENS:
+        for tokens in ([word], [word, "x"], ["X", word], ["x", "y", word, "Z", "9"]):
+            assert_same(tokens, {"pos": ["T"] * len(tokens)})
+
+
+def test_random_sentences_equal_the_reference() -> None:
+    """Random words over an alphabet of tricky characters, with and without tags."""
+    rng = random.Random(7)
+    alphabet = "aAzZñÑßİǅ09٣²①-.,'|=<>/s+ \t日🙂"
+    tags = ["NN", "VB", "<s-1>", "|", "DT", "x=y"]
+    for _ in range(400):
+        n = rng.randint(0, 12)
+        tokens = ["".join(rng.choices(alphabet, k=rng.randint(0, 7))) for _ in range(n)]
+        assert_same(tokens, {"pos": [rng.choice(tags) for _ in range(n)]})
+
+
+def test_a_pos_column_longer_than_the_sentence_is_read_as_before() -> None:
+    """Surplus tags are right context of the last tokens, as in the plain implementation."""
+    tokens, pos = ["a", "B"], ["N", "V", "X", "Y"]
+    for name, reference in REFERENCE.items():
+        assert get_template(name)(tokens, {"pos": pos}) == reference(tokens, {"pos": pos})
+
+
+def test_a_pos_column_shorter_than_the_sentence_is_an_error() -> None:
+    for template in (chunk_template, ner_template):
+        with pytest.raises(ValueError, match="pos column has 1 tags for 2 tokens"):
+            template(["a", "b"], {"pos": ["N"]})
+
+
+def test_the_word_caches_are_bounded_and_stay_exact_after_eviction() -> None:
+    """More distinct words than the caches hold: the oldest are dropped, results stay exact."""
+    caches = [features._ner_word, features._chunk_word]
+    assert all(c.cache_info().maxsize == features._CACHE_MAX for c in caches)
+    rng = random.Random(3)
+    words = [f"W{i}x{rng.randint(0, 9)}" for i in range(features._CACHE_MAX + 500)]
+    sentences = [words[i : i + 20] for i in range(0, len(words), 20)]
+    for tokens in sentences:
+        get_template("ner")(tokens, {"pos": ["N"] * len(tokens)})
+        get_template("chunk")(tokens, {"pos": ["N"] * len(tokens)})
+    assert all(c.cache_info().currsize <= features._CACHE_MAX for c in caches)
+    for tokens in sentences[:3] + sentences[-3:]:  # evicted words and cached ones
+        assert_same(tokens, {"pos": ["N"] * len(tokens)})
+
+
+def test_encoding_gives_the_reference_feature_ids() -> None:
+    """A FeatureIndex built on the fast template numbers features as the reference order does."""
+    sents = [
+        Sentence(["Anna", "visits", "New-York", "2024"], columns={"pos": ["N", "V", "N", "Z"]}),
+        Sentence(["anna", "visits"], columns={"pos": ["N", "V"]}),
+    ]
+    for name, reference in REFERENCE.items():
+        index = FeatureIndex(name)
+        index.encode(sents)
+        order: dict[str, int] = {}
+        for s in sents:
+            for tok in reference(s.tokens, s.columns):
+                for f in tok:
+                    order.setdefault(f, len(order))
+        assert index.strings == list(order)
