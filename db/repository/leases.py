@@ -105,12 +105,29 @@ def take_lease(
     return conn.execute(_UPSERT[conn.dialect.name], params).first() is not None
 
 
+def _take_locked(
+    conn: Connection, project_id: int, sentence_id: int, user_id: int, now: datetime, ttl: float
+) -> bool:
+    """Lease a sentence whose row this transaction has just locked, if it is still free.
+
+    On PostgreSQL (READ COMMITTED) the locking statement's snapshot may predate another
+    hand-out that leased the sentence, committed (releasing the row lock) and was then
+    submitted, dropping its lease: that statement still saw the sentence free. A fresh
+    statement after the lock sees every such commit, so this recheck closes the race (on
+    SQLite, where the write lock already serializes hand-outs, it is one cheap lookup).
+    """
+    mine = {"project_id": project_id, "user_id": user_id, "now": now, "sentence_id": sentence_id}
+    if conn.execute(_STILL_FREE, mine).scalar_one_or_none() is None:
+        return False
+    return take_lease(conn, project_id, sentence_id, user_id, now, ttl)
+
+
 def _claim(
     conn: Connection, project_id: int, user_id: int, sentence_id: int, now: datetime, ttl: float
 ) -> bool:
     params = {"project_id": project_id, "user_id": user_id, "now": now, "sentence_id": sentence_id}
     locked = conn.execute(_CLAIM, params).scalar_one_or_none()
-    return locked is not None and take_lease(conn, project_id, sentence_id, user_id, now, ttl)
+    return locked is not None and _take_locked(conn, project_id, sentence_id, user_id, now, ttl)
 
 
 def _available_ids(
@@ -212,7 +229,7 @@ def lease_next(
             first = conn.execute(_FIRST_FREE, params).scalar_one_or_none()
             if first is None:
                 return None
-            if take_lease(conn, project_id, first, annotator_id, now, ttl):
+            if _take_locked(conn, project_id, first, annotator_id, now, ttl):
                 return first
         return None
 
@@ -249,7 +266,7 @@ def lease_many(
             batch = list(conn.execute(query.limit(n - len(taken)), params).scalars())
             if not batch:
                 break
-            taken += [i for i in batch if take_lease(conn, project_id, i, annotator_id, now, ttl)]
+            taken += [i for i in batch if _take_locked(conn, project_id, i, annotator_id, now, ttl)]
         return taken
 
 

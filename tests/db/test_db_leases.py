@@ -168,3 +168,22 @@ def test_lease_many_hands_out_disjoint_pages(engine, project, people, ids):
     assert sorted(held) == ids and not set(rest) & set(page)
     with pytest.raises(InvalidValueError):
         lease_many(engine, project, people["lea"], 0)
+
+
+def test_a_locked_pick_is_rechecked_before_it_is_leased(engine, project, people, ids):
+    """The race behind a PostgreSQL hand-out: its locking statement's snapshot can predate a
+    lease and submission by someone else, so the pick it returns may already be labeled or
+    held. The lease step looks again and refuses such a pick; a free one is leased."""
+    from db.engine import write_transaction
+    from db.repository.leases import _take_locked
+
+    labeled, held, free = ids[0], ids[1], ids[2]
+    assert lease_next(engine, project, people["ann"], now=T0) == labeled
+    submit_annotation(engine, labeled, people["ann"], TAGS, now=T0)
+    assert lease_next(engine, project, people["ann"], ttl=60, now=T0) == held
+    with write_transaction(engine) as conn:
+        assert not _take_locked(conn, project, labeled, people["bob"], T0, 60)
+        assert not _take_locked(conn, project, held, people["bob"], T0, 60)
+        assert _take_locked(conn, project, free, people["bob"], T0, 60)
+    holders = {x.sentence_id: x.user_id for x in active_leases(engine, project, now=T0)}
+    assert holders == {held: people["ann"], free: people["bob"]}
