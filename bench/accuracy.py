@@ -11,19 +11,28 @@ numba kernels are loaded before the clock starts.
     python bench/accuracy.py [--quick] [--json PATH] [--tasks np chunk esp ned]
                              [--learners arow cw pa kbest-pa perceptron] [--epochs 10]
                              [--crf-iterations 100] [--crf-bioes np] [--no-crf]
-                             [--dev] [--set KEY=VALUE ...] [--limit N]
+                             [--dev] [--fold last|first] [--set KEY=VALUE ...] [--limit N]
+                             [--seeds N]
 
 ``--quick``: np only, arow and cw, 3 epochs, the first 3,000 training sentences, crfsuite 30
 iterations. ``--dev`` scores on the last 10% of the training file instead of the test file and
 ``--set`` overrides learner parameters: that is how the defaults were tuned, e.g.
 ``python bench/accuracy.py --dev --tasks chunk --learners arow --no-crf --set encoding=raw``.
+``--fold first`` holds out the first 10% instead (the second tuning fold of the defaults).
 ``--crf-bioes`` also trains crfsuite on BIOES tags, the encoding our chunking default uses.
+
+``--seeds N`` trains every learner N times, in the training orders of seeds 0..N-1 (seed s gives
+every learner the same order, so differences between learners can be paired by seed), and adds a
+table of the final F1 per learner over the seeds: mean, median, standard deviation, range, and
+the mean and range of the per-seed difference to ``arow`` when it ran too. crfsuite (L-BFGS,
+order-free) runs once.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -41,6 +50,8 @@ from cwal.measures import chunk_f1
 
 LEARNER_ORDER = ["arow", "cw", "pa", "kbest-pa", "perceptron", "arow-kc", "cw-kc", "c-spv", "l-spv"]
 LEARNER_ORDER += ["mec", "maxent-l1"]
+SEED_COLUMNS = ["task", "runner", "n", "mean", "median", "sd", "min", "max", "d_ref", "d_min",
+                "d_max"]  # fmt: skip
 QUICK = {
     "tasks": ["np"],
     "learners": ["arow", "cw"],
@@ -50,11 +61,16 @@ QUICK = {
 }
 
 
-def splits(task: str, dev: bool, data_dir: str | None, limit: int | None) -> tuple[list, list]:
-    """(train, evaluation): the test file, or with ``dev`` the last 10% of the training file;
-    ``limit`` keeps the first sentences of the training part only."""
+def splits(
+    task: str, dev: bool, data_dir: str | None, limit: int | None, fold: str = "last"
+) -> tuple[list, list]:
+    """(train, evaluation): the test file, or with ``dev`` the last (``fold="first"``: the first)
+    10% of the training file; ``limit`` keeps the first sentences of the training part only."""
     train = corpora.load(task, "train", data_dir)
-    if dev:
+    if dev and fold == "first":  # as many sentences as carve_dev holds out, from the start
+        n_held = len(corpora.carve_dev(train, 0.1)[1])
+        held, train = train[:n_held], train[n_held:]
+    elif dev:
         train, held = corpora.carve_dev(train, 0.1)
     else:
         held = corpora.load(task, "test", data_dir)
@@ -69,10 +85,13 @@ def learner_worker(
     dev: bool,
     overrides: dict,
     limit: int | None,
+    seed: int = 0,
+    fold: str = "last",
 ) -> dict[str, Any]:
-    """Train one learner on one task; F1 on the evaluation split after every epoch."""
+    """Train one learner on one task in the training order of ``seed``; F1 on the evaluation
+    split after every epoch."""
     spec = corpora.get_task(task)
-    train, test = splits(task, dev, data_dir, limit)
+    train, test = splits(task, dev, data_dir, limit, fold)
     params = {**recommended(spec.template, learner), **overrides}
     warm = make(learner, template=spec.template, **params)  # load the compiled kernels
     warm.fit(train[:20], epochs=1)
@@ -99,9 +118,9 @@ def learner_worker(
         print(f"{task} {learner} epoch {epoch}: {curve[-1]}", file=sys.stderr, flush=True)
 
     fit_start = time.perf_counter()
-    model.fit(train, epochs=epochs, seed=0, progress=after_epoch)
+    model.fit(train, epochs=epochs, seed=seed, progress=after_epoch)
     return {
-        "task": task, "runner": learner, "params": params,
+        "task": task, "runner": learner, "seed": seed, "params": params,
         "f1": [c["f1"] for c in curve], "epoch_seconds": [c["seconds"] for c in curve],
         "extract_seconds": extract, "fit_wall_seconds": time.perf_counter() - fit_start,
         "features": model.n_features_, "labels": len(model.labels_), "peak_mb": peak_rss_mb(),
@@ -109,13 +128,19 @@ def learner_worker(
 
 
 def crf_worker(
-    task: str, iterations: int, encoding: str, data_dir: str | None, dev: bool, limit: int | None
+    task: str,
+    iterations: int,
+    encoding: str,
+    data_dir: str | None,
+    dev: bool,
+    limit: int | None,
+    fold: str = "last",
 ) -> dict[str, Any]:
     """python-crfsuite on the same features and tags (``encoding`` as our learners may use)."""
     import pycrfsuite
 
     spec = corpora.get_task(task)
-    train, test = splits(task, dev, data_dir, limit)
+    train, test = splits(task, dev, data_dir, limit, fold)
     fn = get_template(spec.template)
     codec = TagCodec(encoding)
     start = time.perf_counter()
@@ -160,6 +185,8 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in rows:
         line: dict[str, Any] = {"task": r["task"], "runner": r["runner"], "F1": r["f1"][-1]}
+        if "seed" in r:
+            line["seed"] = r["seed"]
         if "epoch_seconds" in r:
             secs = r["epoch_seconds"]
             best = max(range(len(r["f1"])), key=r["f1"].__getitem__)
@@ -180,6 +207,46 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def over_seeds(rows: list[dict[str, Any]], reference: str = "arow") -> list[dict[str, Any]]:
+    """One line per (task, learner): the final F1 over its seeds (n, mean, median, sd, min, max)
+    and, where ``reference`` ran with the same seeds, the per-seed difference to it (mean, min,
+    max; positive = better than the reference)."""
+    finals: dict[tuple[str, str], dict[int, float]] = {}
+    for r in rows:
+        if "seed" in r:
+            finals.setdefault((r["task"], r["runner"]), {})[r["seed"]] = r["f1"][-1]
+    out = []
+    for (task, runner), by_seed in finals.items():
+        f1 = list(by_seed.values())
+        line: dict[str, Any] = {
+            "task": task, "runner": runner, "n": len(f1), "mean": statistics.fmean(f1),
+            "median": statistics.median(f1), "sd": statistics.stdev(f1) if len(f1) > 1 else 0.0,
+            "min": min(f1), "max": max(f1),
+        }  # fmt: skip
+        ref = finals.get((task, reference))
+        if ref is not None and runner != reference:
+            diffs = [f - ref[s] for s, f in by_seed.items() if s in ref]
+            if diffs:
+                line.update(d_ref=statistics.fmean(diffs), d_min=min(diffs), d_max=max(diffs))
+        out.append(line)
+    return out
+
+
+def mean_curves(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """F1 after each epoch per (task, learner), averaged over its seeds."""
+    groups: dict[tuple[str, str], list[list[float]]] = {}
+    for r in rows:
+        if "epoch_seconds" in r:
+            groups.setdefault((r["task"], r["runner"]), []).append(r["f1"])
+    out = []
+    for (task, runner), curves in groups.items():
+        line: dict[str, Any] = {"task": task, "runner": runner}
+        for e in range(min(len(c) for c in curves)):
+            line[f"ep{e + 1}"] = statistics.fmean(c[e] for c in curves)
+        out.append(line)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = bench_parser(__doc__, tasks=list(corpora.TASKS))
     parser.add_argument("--learners", nargs="+", choices=sorted(LEARNERS), default=LEARNER_ORDER)
@@ -193,6 +260,10 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="evaluate on the last 10%% of the training file (for tuning)",
     )
+    parser.add_argument("--fold", choices=["last", "first"], default="last",
+                        help="with --dev: hold out the last (default) or the first 10%%")  # fmt: skip
+    parser.add_argument("--seeds", type=int, default=1, metavar="N",
+                        help="train each learner in the orders of seeds 0..N-1 (default 1)")  # fmt: skip
     parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
                         help="override a learner parameter, e.g. c=0.3 encoding=raw")  # fmt: skip
     parser.add_argument("--limit", type=int, help="train on the first N training sentences only")
@@ -205,11 +276,15 @@ def main(argv: list[str] | None = None) -> int:
             overrides = {
                 k: json.loads(v) if v[:1] in "0123456789-[{tf" else v for k, v in sets.items()
             }
+            seed = int(rest[2]) if len(rest) > 2 else 0
             result = learner_worker(
-                task, rest[0], int(rest[1]), args.data_dir, args.dev, overrides, args.limit
-            )
+                task, rest[0], int(rest[1]), args.data_dir, args.dev, overrides, args.limit,
+                seed, args.fold,
+            )  # fmt: skip
         else:
-            result = crf_worker(task, int(rest[0]), rest[1], args.data_dir, args.dev, args.limit)
+            result = crf_worker(
+                task, int(rest[0]), rest[1], args.data_dir, args.dev, args.limit, args.fold
+            )
         print(json.dumps(result))
         return 0
     if args.quick:
@@ -217,7 +292,9 @@ def main(argv: list[str] | None = None) -> int:
         args.epochs, args.crf_iterations = QUICK["epochs"], QUICK["crf_iterations"]
         args.limit, args.crf_bioes = args.limit or QUICK["limit"], []
     extra = ["--data-dir", args.data_dir] if args.data_dir else []
-    extra += ["--dev"] if args.dev else []
+    if args.seeds < 1:
+        parser.error("--seeds must be at least 1")
+    extra += ["--dev", "--fold", args.fold] if args.dev else []
     extra += ["--set", *args.set] if args.set else []
     extra += ["--limit", str(args.limit)] if args.limit else []
     script = Path(__file__).resolve()
@@ -227,29 +304,40 @@ def main(argv: list[str] | None = None) -> int:
         jobs = [] if args.no_crf else [["crf", task, str(args.crf_iterations), "raw"]]
         if not args.no_crf and task in args.crf_bioes:
             jobs.append(["crf", task, str(args.crf_iterations), "bioes"])
-        jobs += [["learner", task, name, str(args.epochs)] for name in args.learners]
+        jobs += [
+            ["learner", task, name, str(args.epochs), str(seed)]
+            for name in args.learners
+            for seed in range(args.seeds)
+        ]
         for job in jobs:
             rows.append(run_worker(script, ["--worker", *job, *extra]))
             r = rows[-1]
-            print(f"[{time.perf_counter() - start:6.0f}s] {task} {r['runner']}: "
+            seed = f" seed {r['seed']}" if args.seeds > 1 and "seed" in r else ""
+            print(f"[{time.perf_counter() - start:6.0f}s] {task} {r['runner']}{seed}: "
                   f"F1 {r['f1'][-1]:.4f}, peak {r['peak_mb']:.0f} MB", file=sys.stderr, flush=True)  # fmt: skip
     summary = summarize(rows)
     digits = {"F1": 4, "best": 4, "s_epoch": 3, "train_s": 2, "extract_s": 2, "append_s": 2,
               "reach_s": 2, "crf_ratio": 1, "crf_ratio_all": 1, "peak_mb": 0}  # fmt: skip
-    columns = ["task", "runner", "F1", "best", "best_ep", "s_epoch", "train_s", "extract_s",
+    columns = ["task", "runner", *(["seed"] if args.seeds > 1 else []), "F1", "best", "best_ep", "s_epoch", "train_s", "extract_s",
                "append_s", "reach_ep", "reach_s", "crf_ratio", "crf_ratio_all", "peak_mb"]  # fmt: skip
-    curves = [{"task": r["task"], "runner": r["runner"],
-               **{f"ep{e + 1}": f for e, f in enumerate(r["f1"])}} for r in rows if "epoch_seconds" in r]  # fmt: skip
-    split = "Dev (last 10% of train)" if args.dev else "Test"
+    curves = mean_curves(rows)
+    split = f"Dev ({args.fold} 10% of train)" if args.dev else "Test"
+    each = "F1 after each epoch" + (f" (mean of {args.seeds} seeds)" if args.seeds > 1 else "")
     tables = {
         f"{split} F1 and speed (train_s: training only; reach: first epoch at crfsuite's F1; "
         "crf_ratio: crfsuite train s / our s to reach it)": format_table(summary, columns, digits),
-        f"{split} F1 after each epoch": format_table(curves, digits={k: 4 for k in curves[0]} if curves else None),
+        f"{split} {each}": format_table(curves, digits={k: 4 for k in curves[0]} if curves else None),
     }  # fmt: skip
+    seeded = over_seeds(rows) if args.seeds > 1 else []
+    if seeded:
+        tables[f"{split} final F1 over {args.seeds} seeds (d_ref: per-seed F1 minus arow's)"] = (
+            format_table(seeded, SEED_COLUMNS, digits={k: 4 for k in SEED_COLUMNS[3:]})
+        )  # fmt: skip
     meta = {"epochs": args.epochs, "crf_iterations": args.crf_iterations, "quick": args.quick,
-            "split": "dev" if args.dev else "test", "set": args.set, "limit": args.limit,
+            "split": "dev" if args.dev else "test", "fold": args.fold if args.dev else None,
+            "set": args.set, "limit": args.limit, "seeds": args.seeds,
             "seconds": time.perf_counter() - start}  # fmt: skip
-    emit(tables, args, {"meta": meta, "summary": summary, "runs": rows})
+    emit(tables, args, {"meta": meta, "summary": summary, "over_seeds": seeded, "runs": rows})
     return 0
 
 

@@ -268,10 +268,83 @@ def test_parameters_are_checked_and_kept_through_model_files() -> None:
         make("mec", prior="cauchy")
     with pytest.raises(ValueError, match="steps"):
         make("l-spv", steps=0)
+    with pytest.raises(ValueError, match="metric"):
+        make("c-spv", metric="mahalanobis")
+    with pytest.raises(ValueError, match="r must"):
+        make("c-spv", metric="arow", r=0)
     model = make("l-spv", prior="laplacian", steps=3, k=2, c=0.2)
     assert model.params["algorithm"] == "l-spv" and model.params["k"] == 2
     assert make("c-spv").params["k"] == 5
     model.learn_one(["the", "dog"], ["B-NP", "I-NP"])
     copy = type(model).from_bytes(model.to_bytes())
     assert type(copy) is type(model) and copy.params == model.params
+    model = make("mec", metric="arow", r=0.5, init_variance=2.0)
+    model.learn_one(["the", "dog"], ["B-NP", "I-NP"])
+    copy = type(model).from_bytes(model.to_bytes())
+    assert copy.params == model.params and copy.has_covariance
+    np.testing.assert_array_equal(copy.covariance()[0], model.covariance()[0])
     assert {"c-spv", "l-spv", "mec"} <= set(LEARNERS)
+
+
+def test_arow_metric_by_hand_on_a_two_labeling_problem(id_template) -> None:
+    # The two-labeling problem above (M = 8 with unit variances, u0 = 0), in AROW's metric with
+    # initial variance 1/2: M = Delta' S Delta = 4, so Gaussian C-SPV's 4 P_1 = 2 gamma alpha with
+    # gamma = 8 / (1 + e) gives alpha = 1/4 (margin u = alpha M = 1 again), dw = alpha S Delta =
+    # 1/8 per touched weight; then AROW's L2 step with r = 1 and v = 4 leaves each touched
+    # variance at 1/2 - (1/2)^2 / (1 + 4) = 9/20.
+    model = make("c-spv", labels=["A", "B"], template=id_template, c=8 / (1 + E),
+                 metric="arow", init_variance=0.5, r=1.0, steps=200)  # fmt: skip
+    assert model.has_covariance and not make("c-spv").has_covariance
+    model.learn_one(["f0+f1"], ["B"])
+    step = np.array([-1.0, 1.0]) / 8
+    np.testing.assert_allclose(model.W_[:2], [step, step], atol=1e-10)
+    np.testing.assert_allclose(model.A_[2:], [step, step], atol=1e-10)
+    np.testing.assert_allclose(model.SW_[:2], np.full((2, 2), 9 / 20))
+    np.testing.assert_allclose(model.SA_, [[0.5, 0.5], [0.5, 0.5], [9 / 20] * 2, [9 / 20] * 2])
+
+
+@pytest.mark.parametrize("name", ["c-spv", "l-spv", "mec"])
+@pytest.mark.parametrize("projection", ["l2", "kl"])
+@pytest.mark.parametrize("seed", range(3))
+def test_arow_metric_is_the_dense_update_in_the_covariance(id_template, name, projection, seed):
+    # After some updates the variances differ per weight. The step must be the optimum of the
+    # objective on the Gram matrix Delta S Delta', applied as dw = sum_j alpha_j S Delta_j, and
+    # the covariance must then take AROW's diagonal step along each Delta_j with alpha_j > 0 in
+    # turn.
+    labels = ["A", "B", "C"]
+    model, rng = trained(name, labels, id_template, seed, c=0.5, k=3, steps=10, metric="arow",
+                         projection=projection, r=0.7)  # fmt: skip
+    tokens = [f"f{rng.integers(5)}+f{rng.integers(5)}" for _ in range(3)]
+    y = rng.integers(0, 3, size=3).tolist()
+    feats, mu = state(model, tokens)
+    S = np.concatenate([model.SW_.ravel(), model.SA_.ravel()])
+    assert S.min() < 1.0  # the earlier updates shrank some variances
+    F, L = model.W_.shape[0], 3
+    E_ = np.array([model.W_[fs].sum(axis=0) for fs in feats])
+    competitors = [z for _, z in brute_ranked(E_, model.A_)[:4] if list(z) != y][:3]
+    deltas = np.array([dense_phi(feats, y, F, L) - dense_phi(feats, list(z), F, L)
+                       for z in competitors])  # fmt: skip
+    cost = np.array([sum(a != b for a, b in zip(y, z, strict=True)) for z in competitors], float)
+    rule = {"c-spv": LK.C_SPV, "l-spv": LK.L_SPV, "mec": LK.MEC}[name]
+    alpha = solve(rule, G, 0.5, (deltas * S) @ deltas.T, deltas @ mu, cost, steps=10)
+    assert np.any(alpha > 0)
+    want_S = S.copy()
+    for a, d in zip(alpha, deltas, strict=True):
+        if a == 0.0:  # a competitor the step leaves alone leaves the covariance alone too
+            continue
+        if projection == "l2":
+            want_S = want_S - (want_S * d) ** 2 / (0.7 + (want_S * d) @ d)
+        else:
+            want_S = 1.0 / (1.0 / want_S + d * d / 0.7)
+    model.learn_one(tokens, [labels[i] for i in y])
+    w = np.concatenate([model.W_.ravel(), model.A_.ravel()])
+    np.testing.assert_allclose(w, mu + (alpha @ deltas) * S, atol=1e-9)
+    got_S = np.concatenate([model.SW_.ravel(), model.SA_.ravel()])
+    np.testing.assert_allclose(got_S, want_S, rtol=1e-12)
+
+
+def test_identity_metric_leaves_the_variances_alone() -> None:
+    model = make("mec", k=2)
+    model.learn_one(["the", "dog", "barks"], ["B-NP", "I-NP", "O"])
+    model.learn_one(["a", "cat"], ["B-NP", "I-NP"])
+    assert np.all(model.SW_ == 1.0) and np.all(model.SA_ == 1.0)

@@ -151,23 +151,34 @@ def apply_update(idx, val, Wf, Af, SWf, SAf, UWf, UAf, count, algo, proj, c, phi
     for t in range(idx.shape[0]):
         j = idx[t]
         x = val[t]
-        emit = j < n_w
-        jj = j if emit else j - n_w
-        S = SWf if emit else SAf
-        s2 = S[jj] if has_cov else 1.0
-        dw = alpha * s2 * x
-        if emit:
-            Wf[jj] += dw
-            UWf[jj] += count * dw
+        if j < n_w:
+            dw = alpha * (SWf[j] if has_cov else 1.0) * x
+            Wf[j] += dw
+            UWf[j] += count * dw
         else:
-            Af[jj] += dw
-            UAf[jj] += count * dw
-        if has_cov:
-            if proj == PROJ_L2:
-                S[jj] = max(s2 - beta_c * (s2 * x) ** 2, _MIN_VAR)
-            else:
-                S[jj] = 1.0 / (1.0 / s2 + beta_inv * x * x)
+            dw = alpha * (SAf[j - n_w] if has_cov else 1.0) * x
+            Af[j - n_w] += dw
+            UAf[j - n_w] += count * dw
+    if has_cov:
+        shrink(idx, val, SWf, SAf, proj, beta_c, beta_inv)
     return True
+
+
+@numba.njit(cache=True, nogil=True)
+def shrink(idx, val, SWf, SAf, proj, beta_c, beta_inv):
+    """The diagonal covariance step along ``delta = (idx, val)`` (unique indices): L2 projection
+    ``s <- s - beta_c (s x)^2`` (floored), KL projection ``1 / s <- 1 / s + beta_inv x^2``."""
+    n_w = SWf.shape[0]
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        x = val[t]
+        S = SWf if j < n_w else SAf
+        jj = j if j < n_w else j - n_w
+        s2 = S[jj]
+        if proj == PROJ_L2:
+            S[jj] = max(s2 - beta_c * (s2 * x) ** 2, _MIN_VAR)
+        else:
+            S[jj] = 1.0 / (1.0 / s2 + beta_inv * x * x)
 
 
 @numba.njit(cache=True, nogil=True)

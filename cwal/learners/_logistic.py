@@ -29,6 +29,10 @@ its pull is weaker than s_j. The first trial size is ``1 / (lambda^2 / 4 + 2 max
 Gershgorin bound on M's largest eigenvalue; the exact inverse curvature of a two-labeling
 Gaussian SPV problem at P = 1/2). MEC is not convex: its gradient vanishes while one competitor
 dominates, and the steps find the minimum nearest alpha = 0.
+
+[ours] With the AROW metric (``logistic.py``) every inner product is taken in the diagonal
+covariance S: ``M[j, k] = Delta_j' S Delta_k`` and ``dw = sum_j alpha_j S Delta_j``; the solver is
+unchanged, and S then takes AROW's diagonal step along each Delta_j with alpha_j > 0.
 """
 
 from __future__ import annotations
@@ -40,10 +44,11 @@ import numpy as np
 
 from cwal.decode._kbest import kbest_kernel
 from cwal.decode._viterbi import emissions_kernel
-from cwal.learners._kernels import _n_labelings, difference, hamming
+from cwal.learners._kernels import _n_labelings, difference, hamming, shrink
 
 C_SPV, L_SPV, MEC = 0, 1, 2
 GAUSSIAN, LAPLACIAN = 0, 1
+IDENTITY, AROW_METRIC = 0, 1
 _MAX_HALVINGS = 60
 
 
@@ -213,14 +218,20 @@ def solve_alpha(M, u0, cost, s, rule, prior, steps):
 
 
 @numba.njit(cache=True, nogil=True)
-def _sparse_dot(ia, va, ib, vb):
-    """Dot product of two sparse vectors with sorted unique indices."""
+def _sparse_dot(ia, va, ib, vb, Sf, SAf, metric):
+    """Dot product of two sparse vectors with sorted unique indices; with ``metric``
+    ``AROW_METRIC`` the inner product ``a' S b`` of the diagonal covariance ``(Sf, SAf)``."""
+    n_w = Sf.shape[0]
     a = 0
     b = 0
     out = 0.0
     while a < ia.shape[0] and b < ib.shape[0]:
         if ia[a] == ib[b]:
-            out += va[a] * vb[b]
+            q = ia[a]
+            if metric == AROW_METRIC:
+                out += va[a] * vb[b] * (Sf[q] if q < n_w else SAf[q - n_w])
+            else:
+                out += va[a] * vb[b]
             a += 1
             b += 1
         elif ia[a] < ib[b]:
@@ -231,13 +242,28 @@ def _sparse_dot(ia, va, ib, vb):
 
 
 @numba.njit(cache=True, nogil=True)
-def logistic_sentence(feat_ids, tok_offsets, y, W, A, UW, UA, count, rule, prior, gamma, k, steps,
-                      mistake_driven):  # fmt: skip
+def _arow_shrink(idx, val, SWf, SAf, r, proj):
+    """AROW's covariance step along one difference vector (algorithms.md §2): its variance
+    ``v = x' S x`` gives ``beta_c = 1 / (r + v)`` and ``beta_inv = 1 / r``, as in an AROW update."""
+    n_w = SWf.shape[0]
+    v = 0.0
+    for t in range(idx.shape[0]):
+        q = idx[t]
+        v += (SWf[q] if q < n_w else SAf[q - n_w]) * val[t] * val[t]
+    shrink(idx, val, SWf, SAf, proj, 1.0 / (r + v), 1.0 / r)
+
+
+@numba.njit(cache=True, nogil=True)
+def logistic_sentence(feat_ids, tok_offsets, y, W, A, SW, SA, UW, UA, count, rule, prior, gamma,
+                      k, steps, mistake_driven, metric, r, proj):  # fmt: skip
     """One logistic update on one sentence against its ``k`` best wrong labelings.
 
     ``mistake_driven`` skips the sentence when Viterbi's labeling is the gold one (the soft-max
-    still puts mass on the competitors, so by default every sentence updates). Returns the number
-    of tokens that Viterbi's labeling gets wrong before the update.
+    still puts mass on the competitors, so by default every sentence updates). With ``metric``
+    ``AROW_METRIC`` the inner products are taken in the diagonal covariance ``(SW, SA)``, the
+    step is ``dw = sum_j alpha_j S Delta_j``, and then each competitor with ``alpha_j > 0``
+    shrinks the covariance as an AROW update would (``r``, projection ``proj``). Returns the
+    number of tokens that Viterbi's labeling gets wrong before the update.
     """
     n = y.shape[0]
     if n == 0:
@@ -245,6 +271,7 @@ def logistic_sentence(feat_ids, tok_offsets, y, W, A, UW, UA, count, rule, prior
     L = W.shape[1]
     n_w = W.size
     Wf, Af = W.reshape(n_w), A.reshape(A.size)
+    SWf, SAf = SW.reshape(SW.size), SA.reshape(SA.size)
     UWf, UAf = UW.reshape(UW.size), UA.reshape(UA.size)
     E = emissions_kernel(feat_ids, tok_offsets, W)
     Z, _ = kbest_kernel(E, A, _n_labelings(L, n, k + 1))
@@ -277,7 +304,7 @@ def logistic_sentence(feat_ids, tok_offsets, y, W, A, UW, UA, count, rule, prior
             q = idx[t]
             u0[j] += (Wf[q] if q < n_w else Af[q - n_w]) * val[t]
         for i in range(j + 1):
-            M[i, j] = M[j, i] = _sparse_dot(idxs[i], vals[i], idx, val)
+            M[i, j] = M[j, i] = _sparse_dot(idxs[i], vals[i], idx, val, SWf, SAf, metric)
     s = prior_scales(rule, gamma, u0, cost)
     alpha = solve_alpha(M, u0, cost, s, rule, prior, steps)
     for j in range(m):
@@ -288,17 +315,25 @@ def logistic_sentence(feat_ids, tok_offsets, y, W, A, UW, UA, count, rule, prior
             q = idx[t]
             dw = alpha[j] * val[t]
             if q < n_w:
+                if metric == AROW_METRIC:
+                    dw *= SWf[q]
                 Wf[q] += dw
                 UWf[q] += count * dw
             else:
+                if metric == AROW_METRIC:
+                    dw *= SAf[q - n_w]
                 Af[q - n_w] += dw
                 UAf[q - n_w] += count * dw
+    if metric == AROW_METRIC:  # after the whole step, which used the covariance before it
+        for j in range(m):
+            if alpha[j] > 0.0:
+                _arow_shrink(idxs[j], vals[j], SWf, SAf, r, proj)
     return first
 
 
 @numba.njit(cache=True, nogil=True)
-def logistic_epoch(order, feat_ids, tok_offsets, sent_offsets, gold, W, A, UW, UA, count, rule,
-                   prior, gamma, k, steps, mistake_driven):  # fmt: skip
+def logistic_epoch(order, feat_ids, tok_offsets, sent_offsets, gold, W, A, SW, SA, UW, UA, count,
+                   rule, prior, gamma, k, steps, mistake_driven, metric, r, proj):  # fmt: skip
     """One pass over the sentences in ``order``; returns (new count, mislabeled tokens)."""
     errors = 0
     for b in order:
@@ -308,8 +343,8 @@ def logistic_epoch(order, feat_ids, tok_offsets, sent_offsets, gold, W, A, UW, U
         offs = tok_offsets[t0 : t1 + 1] - f0
         feats = feat_ids[f0 : tok_offsets[t1]]
         errors += logistic_sentence(
-            feats, offs, gold[t0:t1], W, A, UW, UA, count, rule, prior, gamma, k, steps,
-            mistake_driven,
+            feats, offs, gold[t0:t1], W, A, SW, SA, UW, UA, count, rule, prior, gamma, k, steps,
+            mistake_driven, metric, r, proj,
         )  # fmt: skip
         count += 1.0
     return count, errors

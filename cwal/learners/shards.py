@@ -16,7 +16,8 @@ weight, with precisions ``p_c = 1 / s2_c`` of the copies and ``p_0`` of the star
   ``product`` np -0.02, esp -0.33, ned +0.01 points; ``kl`` -0.22, -0.57, -1.60; ``average``
   -0.28, -0.71, -1.66 (bench/shards.py). CW and AROW variances only shrink, so ``p_c >= p_0``.
 
-Learners without a covariance (perceptron, PA, the logistic ones) always use ``average``.
+Learners without a covariance (perceptron, PA, the logistic ones with ``metric="identity"``)
+always use ``average``.
 
 Lazy averaging: a model predicts with the averaged mean ``W - U / count``. The rule is applied to
 the averaged means (what each copy would predict with) and, with the same weights, to the raw
