@@ -1,9 +1,9 @@
-"""Feature extraction speed: the cached feature templates against the plain implementation they
-replaced (kept below verbatim as ``before``), in one run.
+"""Feature extraction speed: the cached feature templates against the plain reference
+implementation (``tests/reference_features.py``, the tests' oracle; ``before`` below), in one run.
 
 For each task (``esp``: the ``ner`` template on CoNLL-2002 Spanish, ``np``: the ``chunk`` template
 on CoNLL-2000; POS column included) the first sentences of the training file are extracted by:
-``before`` (the old templates), ``fast cold`` (the word and tag caches emptied before each repeat: a
+``before`` (the reference), ``fast cold`` (the word and tag caches emptied before each repeat: a
 fresh process or server, as on a first page render) and ``fast warm`` (caches already filled).
 The cases alternate within each repeat; figures are medians over the repeats, wall time and this
 process's CPU time (the CPU figure is steadier on a shared machine). A second table times
@@ -20,7 +20,7 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,170 +32,10 @@ from cwal import corpora, features  # noqa: E402
 from cwal.live.pool import PoolCache  # noqa: E402
 from cwal.live.protocol import PoolSentence  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tests"))
+from reference_features import REFERENCE as BEFORE  # noqa: E402
+
 TEMPLATE = {"esp": "ner", "np": "chunk"}
-
-# --- before: cwal/features.py's templates as they were, verbatim (the "before" timings) --------
-
-_PAD_LEFT = ("<s-2>", "<s-1>")
-_PAD_RIGHT = ("</s+1>", "</s+2>")
-
-
-def _window(seq: Sequence[str]) -> list[str]:
-    return [*_PAD_LEFT, *seq, *_PAD_RIGHT]
-
-
-def before_word_shape(word: str) -> str:
-    """Collapsed character classes: ``McDonald's`` -> ``XxXx'x``, ``1.8`` -> ``d.d``."""
-    out: list[str] = []
-    for ch in word:
-        if ch.isupper():
-            c = "X"
-        elif ch.islower():
-            c = "x"
-        elif ch.isdigit():
-            c = "d"
-        else:
-            c = ch
-        if not out or out[-1] != c:
-            out.append(c)
-    return "".join(out)
-
-
-def before_chunk_template(
-    tokens: Sequence[str], columns: dict[str, Sequence[str]]
-) -> list[list[str]]:
-    """Chunking features: Sha & Pereira (2003) -- words and POS tags in a +-2 window, POS bigrams
-    and trigrams, word bigrams, word/POS conjunctions -- plus word shapes, suffixes of 2-4
-    letters, a 3-letter prefix, POS/shape and POS/suffix conjunctions (dev-tuned additions)."""
-    w = _window([t.lower() for t in tokens])
-    sh = _window([before_word_shape(t) for t in tokens])
-    pos = columns.get("pos")
-    t = _window(pos) if pos is not None else None
-    feats: list[list[str]] = []
-    for c in range(2, len(tokens) + 2):
-        lw = w[c]
-        f = [
-            "b",
-            f"w-2={w[c - 2]}",
-            f"w-1={w[c - 1]}",
-            f"w0={lw}",
-            f"w+1={w[c + 1]}",
-            f"w+2={w[c + 2]}",
-            f"w-2|w-1={w[c - 2]}|{w[c - 1]}",
-            f"w-1|w0={w[c - 1]}|{lw}",
-            f"w0|w+1={lw}|{w[c + 1]}",
-            f"w+1|w+2={w[c + 1]}|{w[c + 2]}",
-            f"sh0={sh[c]}",
-            f"sh-1|sh0={sh[c - 1]}|{sh[c]}",
-            f"sh0|sh+1={sh[c]}|{sh[c + 1]}",
-            f"s2={lw[-2:]}",
-            f"s3={lw[-3:]}",
-            f"s4={lw[-4:]}",
-            f"pre3={lw[:3]}",
-        ]
-        if t is not None:
-            p0 = t[c]
-            f += [
-                f"p-2={t[c - 2]}",
-                f"p-1={t[c - 1]}",
-                f"p0={p0}",
-                f"p+1={t[c + 1]}",
-                f"p+2={t[c + 2]}",
-                f"p-2|p-1={t[c - 2]}|{t[c - 1]}",
-                f"p-1|p0={t[c - 1]}|{p0}",
-                f"p0|p+1={p0}|{t[c + 1]}",
-                f"p+1|p+2={t[c + 1]}|{t[c + 2]}",
-                f"p-2|p-1|p0={t[c - 2]}|{t[c - 1]}|{p0}",
-                f"p-1|p0|p+1={t[c - 1]}|{p0}|{t[c + 1]}",
-                f"p0|p+1|p+2={p0}|{t[c + 1]}|{t[c + 2]}",
-                f"w0|p0={lw}|{p0}",
-                f"w-1|p0={w[c - 1]}|{p0}",
-                f"w+1|p0={w[c + 1]}|{p0}",
-                f"w-1|p-1={w[c - 1]}|{t[c - 1]}",
-                f"w+1|p+1={w[c + 1]}|{t[c + 1]}",
-                f"w0|p-1={lw}|{t[c - 1]}",
-                f"w0|p+1={lw}|{t[c + 1]}",
-                f"p0|sh0={p0}|{sh[c]}",
-                f"p0|s3={p0}|{lw[-3:]}",
-            ]
-        feats.append(f)
-    return feats
-
-
-def before_ner_template(
-    tokens: Sequence[str], columns: dict[str, Sequence[str]]
-) -> list[list[str]]:
-    """NER features (no gazetteer): lowercased words +-2 and the word as written, word bigrams,
-    shapes +-2 with bigram/trigram and word/shape conjunctions, prefixes and suffixes up to 4
-    letters (also of the neighbours), token length, capitalisation in and out of first position,
-    digit and hyphen flags, and POS +-1 (with POS/shape) where a POS column exists."""
-    n = len(tokens)
-    low = _window([t.lower() for t in tokens])
-    sh = _window([before_word_shape(t) for t in tokens])
-    pos = columns.get("pos")
-    t = _window(pos) if pos is not None else None
-    feats: list[list[str]] = []
-    for i in range(n):
-        c = i + 2
-        word = tokens[i]
-        lw = low[c]
-        f = [
-            "b",
-            f"w-2={low[c - 2]}",
-            f"w-1={low[c - 1]}",
-            f"w0={lw}",
-            f"w+1={low[c + 1]}",
-            f"w+2={low[c + 2]}",
-            f"W0={word}",
-            f"w-1|w0={low[c - 1]}|{lw}",
-            f"w0|w+1={lw}|{low[c + 1]}",
-            f"sh-2={sh[c - 2]}",
-            f"sh-1={sh[c - 1]}",
-            f"sh0={sh[c]}",
-            f"sh+1={sh[c + 1]}",
-            f"sh+2={sh[c + 2]}",
-            f"sh-1|sh0={sh[c - 1]}|{sh[c]}",
-            f"sh0|sh+1={sh[c]}|{sh[c + 1]}",
-            f"sh-1|sh0|sh+1={sh[c - 1]}|{sh[c]}|{sh[c + 1]}",
-            f"w-1|sh0={low[c - 1]}|{sh[c]}",
-            f"sh0|w+1={sh[c]}|{low[c + 1]}",
-            f"sh-1|w0={sh[c - 1]}|{lw}",
-            f"w0|sh+1={lw}|{sh[c + 1]}",
-            f"len={min(len(word), 8)}",
-            f"suf3-1={low[c - 1][-3:]}",
-            f"pre3-1={low[c - 1][:3]}",
-            f"suf3+1={low[c + 1][-3:]}",
-        ]
-        for k in range(1, min(len(lw), 4) + 1):
-            f.append(f"pre{k}={lw[:k]}")
-            f.append(f"suf{k}={lw[-k:]}")
-        if i == 0:
-            f.append("first")
-        if word[:1].isupper():
-            f.append("cap&first" if i == 0 else "cap&mid")
-            f.append("cap")
-        if word.isupper():
-            f.append("allcap")
-        if any(ch.isdigit() for ch in word):
-            f.append("digit")
-            if word.isdigit():
-                f.append("alldigit")
-        if "-" in word:
-            f.append("hyphen")
-        if t is not None:
-            f += [
-                f"p-1={t[c - 1]}",
-                f"p0={t[c]}",
-                f"p+1={t[c + 1]}",
-                f"p-1|p0={t[c - 1]}|{t[c]}",
-                f"p0|p+1={t[c]}|{t[c + 1]}",
-                f"p0|sh0={t[c]}|{sh[c]}",
-            ]
-        feats.append(f)
-    return feats
-
-
-BEFORE = {"chunk": before_chunk_template, "ner": before_ner_template}
 
 # --- timing -------------------------------------------------------------------------------------
 
