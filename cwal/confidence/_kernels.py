@@ -6,7 +6,10 @@ Viterbi paths together with the draw index k innermost (one SIMD lane per draw, 
 max-plus step is vectorised across draws), counts the label each draw gives each token and,
 optionally, adds a backward pass for each draw's max-marginal margin of the predicted label.
 Flat row views keep numba's inner loops free of multi-dimensional index arithmetic, which measured
-2-6x faster here. Ties go to the lowest label index, as in :mod:`cwal.decode`.
+2-6x faster here. Running maxima never update a row in place (``c[k] = max(c[k], s)`` compiles to
+masked stores, microcoded on AMD): each step writes the other of two rows (:func:`_maxplus`), which
+made the margin path's decoding ~3x faster on esp. Ties go to the lowest label index, as in
+:mod:`cwal.decode`.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ UNIFORM, POSITIVE, SOFTMAX = 0, 1, 2  # how kbest_vote_kernel weighs the k best 
 def _emissions_span(local, tok_offsets, t0, n, Emean, Z, E2, acc):
     """``E2[t, j*K + k] = Emean[t0 + t, j] + N[t, j, k]`` for t < n, with the noise sums
     ``N[t, j, k] = sum_{f in token} Z[f, j*Kz + k]`` over ``Kz = Z.shape[1] / L`` generated
-    draws, summed in the flat row ``acc`` (one contiguous, vectorised add per feature). With
+    draws, summed in the flat row ``acc`` (contiguous, vectorised adds, four rows a pass). With
     ``Kz < K`` the draws are antithetic pairs: draw ``Kz + k`` gets ``-N[t, j, k]``, so only half
     the noise is read and summed."""
     L = Emean.shape[1]
@@ -36,8 +39,18 @@ def _emissions_span(local, tok_offsets, t0, n, Emean, Z, E2, acc):
     for t in range(n):
         for q in range(W):
             acc[q] = 0.0
-        for idx in range(tok_offsets[t0 + t], tok_offsets[t0 + t + 1]):
-            Zf = Z[local[idx]]
+        idx = tok_offsets[t0 + t]
+        end = tok_offsets[t0 + t + 1]
+        while idx + 4 <= end:  # four rows a pass: a quarter of the loads and stores of acc
+            Za = Z[local[idx]]
+            Zb = Z[local[idx + 1]]
+            Zc = Z[local[idx + 2]]
+            Zd = Z[local[idx + 3]]
+            for q in range(W):
+                acc[q] += (Za[q] + Zb[q]) + (Zc[q] + Zd[q])
+            idx += 4
+        for rest in range(idx, end):
+            Zf = Z[local[rest]]
             for q in range(W):
                 acc[q] += Zf[q]
         Et = E2[t]
@@ -92,39 +105,42 @@ def _forward_span(E3, AK, n, prev, cur, back):
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
-def _forward_values(E3, AK, n, prev, cur, alpha):
+def _maxplus(x, y, rows, A, col, vec, out):
+    """``out[k] = max_i rows[i, k] + A[i, col, k] + vec[k]`` (``A[i, :, k]`` when ``col`` < 0:
+    ``A[col', i]`` rows of the backward pass, see below), reduced through the two scratch rows
+    ``x``, ``y`` in turn: each step writes a row it does not read, so the max is a plain vector
+    max and store (an in-place ``c = max(c, s)`` compiles to masked stores, slow on AMD)."""
+    L = rows.shape[0]
+    K = rows.shape[1]
+    r0 = rows[0]
+    a0 = A[0, col] if col >= 0 else A[-col - 1, 0]
+    for k in range(K):
+        x[k] = r0[k] + a0[k]
+    for i in range(1, L):
+        ri = rows[i]
+        ai = A[i, col] if col >= 0 else A[-col - 1, i]
+        for k in range(K):
+            y[k] = max(x[k], ri[k] + ai[k])
+        x, y = y, x
+    for k in range(K):
+        out[k] = x[k] + vec[k]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def _forward_values(E3, AK, n, x, y, alpha):
     """The forward half of the max-marginals of all K draws into ``alpha[t]`` (no
     back-pointers: margin mode reads each draw's labels off the max-marginals)."""
     L = AK.shape[1]
     K = AK.shape[2]
     for j in range(L):
-        pj = prev[j]
         s0 = AK[L, j]
         e = E3[0, j]
+        a = alpha[0, j]
         for k in range(K):
-            pj[k] = s0[k] + e[k]
-    alpha[0, :, :] = prev
+            a[k] = s0[k] + e[k]
     for t in range(1, n):
         for j in range(L):
-            cj = cur[j]
-            p0 = prev[0]
-            a0 = AK[0, j]
-            for k in range(K):
-                cj[k] = p0[k] + a0[k]
-            for i in range(1, L):
-                pi = prev[i]
-                ai = AK[i, j]
-                for k in range(K):
-                    cj[k] = max(cj[k], pi[k] + ai[k])
-            e = E3[t, j]
-            for k in range(K):
-                cj[k] += e[k]
-        for j in range(L):
-            pj = prev[j]
-            cj = cur[j]
-            for k in range(K):
-                pj[k] = cj[k]
-        alpha[t, :, :] = prev
+            _maxplus(x, y, alpha[t - 1], AK, j, E3[t, j], alpha[t, j])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -146,13 +162,15 @@ def _backtrack_votes(last, back, AK, n, t0, counts):
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
-def _margin_span(E3, AK, n, t0, alpha, beta, tmp, yhat, counts, msum):
+def _margin_span(E3, AK, n, t0, alpha, beta, tmp, x, y, yhat, counts, msum):
     """Backward max pass, then per token: each draw's vote for its best label by max-marginal
     (its Viterbi label whenever the optimum is unique) into ``counts``, and the sum over draws of
     the signed margin of the predicted label, ``MM[y_hat] - max_{u != y_hat} MM[u]`` (negative
-    where a draw's best labeling through that token disagrees), into ``msum``."""
+    where a draw's best labeling through that token disagrees), into ``msum``. Every running
+    max and argmax alternates between two rows (see :func:`_maxplus`)."""
     L = AK.shape[1]
     K = AK.shape[2]
+    zero = np.zeros(K, dtype=tmp.dtype)
     for i in range(L):
         b = beta[n - 1, i]
         e = AK[L + 1, i]
@@ -166,52 +184,57 @@ def _margin_span(E3, AK, n, t0, alpha, beta, tmp, yhat, counts, msum):
             for k in range(K):
                 tj[k] = e[k] + b[k]
         for i in range(L):
-            bi = beta[t, i]
-            a0 = AK[i, 0]
-            t0row = tmp[0]
-            for k in range(K):
-                bi[k] = a0[k] + t0row[k]
-            for j in range(1, L):
-                aij = AK[i, j]
-                tj = tmp[j]
-                for k in range(K):
-                    bi[k] = max(bi[k], aij[k] + tj[k])
-    other = tmp[0]
-    best = tmp[1] if L > 1 else np.empty(K, dtype=tmp.dtype)
-    arg = np.empty(K, dtype=np.int32)
+            _maxplus(x, y, tmp, AK, -i - 1, zero, beta[t, i])
+    mm = tmp
+    a0 = np.empty(K, dtype=np.int32)
+    a1 = np.empty(K, dtype=np.int32)
     for t in range(n):
-        y = yhat[t0 + t]
-        for k in range(K):
-            other[k] = -np.inf
-            best[k] = -np.inf
-            arg[k] = 0
+        yt = yhat[t0 + t]
+        if L == 1:  # no other label: every draw agrees (kd_vote_kernel sets the margin to inf)
+            counts[t0 + t, 0] += K
+            continue
         for u in range(L):
             au = alpha[t, u]
             bu = beta[t, u]
+            mu = mm[u]
             for k in range(K):
-                v = au[k] + bu[k]
-                better = v > best[k]
-                best[k] = v if better else best[k]
-                arg[k] = u if better else arg[k]
-            if u != y:
+                mu[k] = au[k] + bu[k]
+        # the best other label's max-marginal (label 0 or 1 starts it), then the best overall
+        first = 1 if yt == 0 else 0
+        m0 = mm[first]
+        for k in range(K):
+            x[k] = m0[k]
+        for u in range(first + 1, L):
+            if u != yt:
+                mu = mm[u]
                 for k in range(K):
-                    other[k] = max(other[k], au[k] + bu[k])
-        ay = alpha[t, y]
-        by = beta[t, y]
+                    y[k] = max(x[k], mu[k])
+                x, y = y, x
+        my = mm[yt]
         total = 0.0
         for k in range(K):
-            total += ay[k] + by[k] - other[k]
+            total += my[k] - x[k]
+            y[k] = max(x[k], my[k])
         msum[t0 + t] += total
+        # each draw's vote: the lowest label reaching the best (scanned from the top down)
+        for k in range(K):
+            a0[k] = L - 1
+        for u in range(L - 2, -1, -1):
+            mu = mm[u]
+            for k in range(K):
+                a1[k] = u if mu[k] == y[k] else a0[k]
+            a0, a1 = a1, a0
         row = counts[t0 + t]
         for k in range(K):
-            row[arg[k]] += 1
+            row[a0[k]] += 1
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def kd_vote_kernel(local, tok_offsets, sent_offsets, Emean, Z, AK, yhat, mode, chunks):
     """The K draws of a batch: ``counts (n_tok, L) int32`` (how many draws' Viterbi labelings give
     each token each label) and, with ``mode`` 2, ``msum (n_tok)``: the sum over draws of the signed
-    max-marginal margin of ``yhat`` (``mode`` 1: votes only, 0: emissions only, for timing).
+    max-marginal margin of ``yhat`` (``mode`` 1: votes only; for timing, 0: emissions only,
+    3: emissions and the forward pass of mode 2).
 
     Sentences are split into ``chunks`` contiguous runs processed in parallel threads; each run
     owns its work buffers and its rows of the outputs, so the result does not depend on threads.
@@ -246,12 +269,17 @@ def kd_vote_kernel(local, tok_offsets, sent_offsets, Emean, Z, AK, yhat, mode, c
             if mode == 0:
                 counts[t0, 0] += E2[0, 0] > 0.0
                 continue
-            if mode == 2:
-                _forward_values(E3, AK, n, prev, cur, alpha)
-                _margin_span(E3, AK, n, t0, alpha, beta, tmp, yhat, counts, msum)
+            if mode >= 2:
+                _forward_values(E3, AK, n, prev[0], cur[0], alpha)
+                if mode == 3:
+                    counts[t0, 0] += alpha[n - 1, 0, 0] > 0.0
+                    continue
+                _margin_span(E3, AK, n, t0, alpha, beta, tmp, prev[0], cur[0], yhat, counts, msum)
             else:
                 _forward_span(E3, AK, n, prev, cur, back)
                 _backtrack_votes(prev, back, AK, n, t0, counts)
+    if L == 1 and mode == 2:  # no other label: an unbounded margin (set outside fastmath)
+        msum[:] = np.inf
     return counts, msum
 
 

@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 from cwal.confidence._kernels import kd_vote_kernel
-from cwal.confidence._random import scaled_normals, stream
+from cwal.confidence._random import scaled_normals, stream, variance_normals
 from cwal.decode import emissions
 from cwal.features import Encoded
 
@@ -79,22 +79,34 @@ def release_workspace() -> None:
 
 
 @numba.njit(cache=True, nogil=True)
-def _tally(feat_ids, counts):
-    for f in feat_ids:
-        counts[f] += 1
+def _first_seen(feat_ids, seen, active, local):
+    """Number the batch's distinct features in order of first occurrence: ``active[r]`` is
+    the feature of row r, ``local`` each occurrence's row. ``seen`` (one slot per feature, all 0)
+    holds row + 1 while counting and is zeroed again before returning."""
+    n = 0
+    for idx in range(feat_ids.shape[0]):
+        f = feat_ids[idx]
+        r = seen[f]
+        if r == 0:
+            active[n] = f
+            n += 1
+            r = n
+            seen[f] = r
+        local[idx] = r - 1
+    for r in range(n):
+        seen[active[r]] = 0
+    return n
 
 
 def _active(feat_ids: np.ndarray, n_features: int) -> tuple[np.ndarray, np.ndarray]:
-    """Active feature ids (most frequent first, so hot noise rows share cache lines and pages)
-    and the batch's feature ids remapped to rows of that list."""
-    counts = _workspace("counts", n_features, np.int32)  # all zero between calls
-    _tally(feat_ids, counts)
-    active = np.flatnonzero(counts[:n_features])
-    active = active[np.argsort(-counts[active], kind="stable")]
-    counts[active] = 0
-    lookup = _workspace("lookup", n_features, np.int32)
-    lookup[active] = np.arange(active.size, dtype=np.int32)
-    return active, lookup[feat_ids]
+    """Active feature ids in order of first occurrence (so the emission pass reads the noise rows
+    of new features as one forward stream) and the batch's feature ids remapped to rows of that
+    list."""
+    seen = _workspace("seen", n_features, np.int32)  # all zero between calls
+    active = np.empty(min(feat_ids.size, n_features), dtype=np.int64)
+    local = np.empty(feat_ids.size, dtype=np.int32)
+    n = _first_seen(feat_ids, seen, active, local)
+    return active[:n], local
 
 
 def _runs() -> int:
@@ -159,13 +171,16 @@ class Sampler:
         L, kz = self.A.shape[1], self.kz
         if self.correlated:
             active, local = _active(enc.feat_ids, self.W.shape[0])
-            var = self.SW[active] if self.SW is not None else np.ones((active.size, L))
             out = None
             if reuse:
                 size = active.size * L * kz
                 out = _workspace("noise", size, self.dtype)[:size].reshape(active.size, L * kz)
-            Z = scaled_normals(stream(self.seed, _WEIGHTS), active, np.sqrt(self.s * var),
-                               kz, self.dtype, out)  # fmt: skip
+            seed = stream(self.seed, _WEIGHTS)
+            if self.SW is not None:  # sqrt(s * SW[active]) row by row inside the kernel
+                Z = variance_normals(seed, active, self.SW, active, self.s, kz, self.dtype, out)
+            else:
+                sd = np.full((active.size, L), np.sqrt(self.s))
+                Z = scaled_normals(seed, active, sd, kz, self.dtype, out)
             return Z, Encoded(local, enc.tok_offsets, enc.sent_offsets)
         n = enc.n_tokens
         if self.SW is not None:
@@ -219,28 +234,32 @@ class Sampler:
         return counts, (None if yhat is None else msum / self.k)
 
     def profile(self, enc: Encoded, Emean: np.ndarray, yhat: np.ndarray) -> dict[str, float]:
-        """Seconds of each stage on one chunk-free batch: ``remap`` (active features),
-        ``sampling`` (noise), ``emissions`` (E under the K draws), ``decoding`` (K Viterbi
-        labelings and votes) and ``margins`` (the backward pass for the draws' margins)."""
-        t0 = time.perf_counter()
+        """CPU seconds of each stage on one chunk-free batch (run it on one thread): ``remap``
+        (active features), ``sampling`` (noise), ``emissions`` (E under the K draws),
+        ``decoding`` (the K forward max-product passes) and ``margins`` (the backward passes,
+        the draws' votes and margins) of the default draw-margin path, and ``votes`` (the
+        votes-only path: forward with back-pointers and backtracking, instead of both)."""
+        clock = time.process_time
+        t0 = clock()
         if self.correlated:
             _active(enc.feat_ids, self.W.shape[0])
-        t1 = time.perf_counter()
+        t1 = clock()
         Z, local = self.noise(enc, reuse=True)
-        t2 = time.perf_counter()
+        t2 = clock()
         E = np.ascontiguousarray(Emean, dtype=self.dtype)
         y = np.ascontiguousarray(yhat, dtype=np.int32)
         args = (local.feat_ids, local.tok_offsets, local.sent_offsets, E, Z, self.AK, y)
-        kd_vote_kernel(*args, 0, _runs())
-        t3 = time.perf_counter()
-        kd_vote_kernel(*args, 1, _runs())
-        t4 = time.perf_counter()
-        kd_vote_kernel(*args, 2, _runs())
-        t5 = time.perf_counter()
+        seconds = []
+        for mode in (0, 3, 2, 1):
+            start = clock()
+            kd_vote_kernel(*args, mode, _runs())
+            seconds.append(clock() - start)
+        emis, fwd, full, votes = seconds
         return {
             "remap": t1 - t0,
             "sampling": (t2 - t1) - (t1 - t0),
-            "emissions": t3 - t2,
-            "decoding": (t4 - t3) - (t3 - t2),
-            "margins": (t5 - t4) - (t4 - t3),
+            "emissions": emis,
+            "decoding": fwd - emis,
+            "margins": full - fwd,
+            "votes": votes - emis,
         }
