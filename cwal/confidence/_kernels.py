@@ -4,7 +4,9 @@
 under all K draws at once, ``E[t, j, k] = Emean[t, j] + sum_{f in t} Z[f, j, k]``, decodes the K
 Viterbi paths together with the draw index k innermost (one SIMD lane per draw, so the L x L
 max-plus step is vectorised across draws), counts the label each draw gives each token and,
-optionally, adds a backward pass for each draw's max-marginal margin of the predicted label.
+optionally, adds a backward pass for each draw's max-marginal margin of the predicted label
+(otherwise each draw's path is backtracked from the forward scores alone). The draws can run
+padded to a multiple of ``LANES`` lanes (whole SIMD vectors); 8 measured no faster on esp.
 Flat row views keep numba's inner loops free of multi-dimensional index arithmetic, which measured
 2-6x faster here. Running maxima never update a row in place (``c[k] = max(c[k], s)`` compiles to
 masked stores, microcoded on AMD): each step writes the other of two rows (:func:`_maxplus`), which
@@ -23,17 +25,19 @@ from numba import prange
 from cwal.decode._kbest import kbest_kernel
 
 UNIFORM, POSITIVE, SOFTMAX = 0, 1, 2  # how kbest_vote_kernel weighs the k best labelings
+LANES = 1  # decode KD draws in a multiple of this many lanes (8 measured no faster on esp)
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
-def _emissions_span(local, tok_offsets, t0, n, Emean, Z, E2, acc):
-    """``E2[t, j*K + k] = Emean[t0 + t, j] + N[t, j, k]`` for t < n, with the noise sums
-    ``N[t, j, k] = sum_{f in token} Z[f, j*Kz + k]`` over ``Kz = Z.shape[1] / L`` generated
-    draws, summed in the flat row ``acc`` (contiguous, vectorised adds, four rows a pass). With
-    ``Kz < K`` the draws are antithetic pairs: draw ``Kz + k`` gets ``-N[t, j, k]``, so only half
-    the noise is read and summed."""
+def _emissions_span(local, tok_offsets, t0, n, Emean, Z, K, E2, acc):
+    """``E2[t, j*Kp + k] = Emean[t0 + t, j] + N[t, j, k]`` for t < n and the ``K`` draws, with the
+    noise sums ``N[t, j, k] = sum_{f in token} Z[f, j*Kz + k]`` over ``Kz = Z.shape[1] / L``
+    generated draws, summed in the flat row ``acc`` (contiguous, vectorised adds, four rows a
+    pass). With ``Kz < K`` the draws are antithetic pairs: draw ``Kz + k`` gets ``-N[t, j, k]``,
+    so only half the noise is read and summed. Lanes ``K:Kp`` (padding up to a whole number of
+    SIMD vectors, ``Kp = E2.shape[1] / L``) get the mean."""
     L = Emean.shape[1]
-    K = E2.shape[1] // L
+    Kp = E2.shape[1] // L
     W = Z.shape[1]
     Kz = W // L
     for t in range(n):
@@ -56,52 +60,14 @@ def _emissions_span(local, tok_offsets, t0, n, Emean, Z, E2, acc):
         Et = E2[t]
         for j in range(L):
             m = Emean[t0 + t, j]
-            o = j * K
+            o = j * Kp
             z = j * Kz
             for k in range(Kz):
                 Et[o + k] = m + acc[z + k]
             for k in range(K - Kz):
                 Et[o + Kz + k] = m - acc[z + k]
-
-
-@numba.njit(cache=True, nogil=True, fastmath=True)
-def _forward_span(E3, AK, n, prev, cur, back):
-    """Viterbi forward pass of all K draws: ``back`` holds each (t, j, k)'s best predecessor
-    (lowest index on ties); ``prev`` ends as the last column of scores. Two separate rolling
-    buffers let LLVM vectorise over k (rows of one array would alias: measured 3x slower)."""
-    L = AK.shape[1]
-    K = AK.shape[2]
-    for j in range(L):
-        pj = prev[j]
-        s0 = AK[L, j]
-        e = E3[0, j]
-        for k in range(K):
-            pj[k] = s0[k] + e[k]
-    for t in range(1, n):
-        for j in range(L):
-            cj = cur[j]
-            bj = back[t, j]
-            p0 = prev[0]
-            a0 = AK[0, j]
-            for k in range(K):
-                cj[k] = p0[k] + a0[k]
-                bj[k] = 0
-            for i in range(1, L):
-                pi = prev[i]
-                ai = AK[i, j]
-                for k in range(K):
-                    s = pi[k] + ai[k]
-                    better = s > cj[k]
-                    cj[k] = s if better else cj[k]
-                    bj[k] = i if better else bj[k]
-            e = E3[t, j]
-            for k in range(K):
-                cj[k] += e[k]
-        for j in range(L):
-            pj = prev[j]
-            cj = cur[j]
-            for k in range(K):
-                pj[k] = cj[k]
+            for k in range(K, Kp):
+                Et[o + k] = m
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
@@ -128,8 +94,8 @@ def _maxplus(x, y, rows, A, col, vec, out):
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
 def _forward_values(E3, AK, n, x, y, alpha):
-    """The forward half of the max-marginals of all K draws into ``alpha[t]`` (no
-    back-pointers: margin mode reads each draw's labels off the max-marginals)."""
+    """The Viterbi forward scores of all draws into ``alpha[t]``: the forward half of the
+    max-marginals (margin mode) and what votes mode backtracks (no back-pointers are stored)."""
     L = AK.shape[1]
     K = AK.shape[2]
     for j in range(L):
@@ -144,50 +110,96 @@ def _forward_values(E3, AK, n, x, y, alpha):
 
 
 @numba.njit(cache=True, nogil=True)
-def _backtrack_votes(last, back, AK, n, t0, counts):
-    """Each draw's Viterbi labeling (from the last score column), one vote per token."""
+def _backtrack_votes(alpha, AK, K, n, t0, counts):
+    """Each of the first ``K`` draws' Viterbi labeling, one vote per token, backtracked from the
+    forward scores ``alpha`` of :func:`_forward_values`: the predecessor of label y at t is the
+    lowest i maximising ``alpha[t-1, i] + AK[i, y]``, the very sums and strict comparisons a
+    back-pointer pass makes, so ties resolve as in :mod:`cwal.decode`. Recomputing them along
+    the one path (L adds a token) is far cheaper than storing L x L back-pointers per draw."""
     L = AK.shape[1]
-    for k in range(AK.shape[2]):
-        best = last[0, k] + AK[L + 1, 0, k]
+    for k in range(K):
+        best = alpha[n - 1, 0, k] + AK[L + 1, 0, k]
         y = 0
         for j in range(1, L):
-            s = last[j, k] + AK[L + 1, j, k]
+            s = alpha[n - 1, j, k] + AK[L + 1, j, k]
             if s > best:
                 best = s
                 y = j
         counts[t0 + n - 1, y] += 1
         for t in range(n - 1, 0, -1):
-            y = back[t, y, k]
+            best = alpha[t - 1, 0, k] + AK[0, y, k]
+            b = 0
+            for i in range(1, L):
+                s = alpha[t - 1, i, k] + AK[i, y, k]
+                if s > best:
+                    best = s
+                    b = i
+            y = b
             counts[t0 + t - 1, y] += 1
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
-def _margin_span(E3, AK, n, t0, alpha, beta, tmp, x, y, yhat, counts, msum):
-    """Backward max pass, then per token: each draw's vote for its best label by max-marginal
+def _best_other(mm, yt, x, y):
+    """``max_{u != yt} mm[u]`` per lane, left in the first row returned (the other is scratch).
+    Its own function: inlined in :func:`_margin_span`'s token loop it stayed scalar."""
+    L = mm.shape[0]
+    first = 1 if yt == 0 else 0
+    m0 = mm[first]
+    for k in range(mm.shape[1]):
+        x[k] = m0[k]
+    for u in range(first + 1, L):
+        if u != yt:
+            mu = mm[u]
+            for k in range(mm.shape[1]):
+                y[k] = max(x[k], mu[k])
+            x, y = y, x
+    return x, y
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def _lowest_best(mm, best, a0, a1):
+    """Per lane, the lowest label u with ``mm[u] == best`` (scanned from the top down, through
+    the alternating rows ``a0``/``a1``; returns the one holding the answer)."""
+    L = mm.shape[0]
+    for k in range(mm.shape[1]):
+        a0[k] = L - 1
+    for u in range(L - 2, -1, -1):
+        mu = mm[u]
+        lab = np.int32(u)
+        for k in range(mm.shape[1]):
+            a1[k] = lab if mu[k] == best[k] else a0[k]
+        a0, a1 = a1, a0
+    return a0
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def _margin_span(E3, AK, K, n, t0, alpha, beta, tmp, x, y, yhat, counts, msum):
+    """Backward max pass, then per token: each of the first ``K`` draws' vote for its best label by max-marginal
     (its Viterbi label whenever the optimum is unique) into ``counts``, and the sum over draws of
     the signed margin of the predicted label, ``MM[y_hat] - max_{u != y_hat} MM[u]`` (negative
     where a draw's best labeling through that token disagrees), into ``msum``. Every running
-    max and argmax alternates between two rows (see :func:`_maxplus`)."""
+    max and argmax alternates between two rows (see :func:`_maxplus`); lanes ``K:Kp`` are
+    padding, decoded but not counted."""
     L = AK.shape[1]
-    K = AK.shape[2]
-    zero = np.zeros(K, dtype=tmp.dtype)
+    Kp = AK.shape[2]
+    zero = np.zeros(Kp, dtype=tmp.dtype)
     for i in range(L):
         b = beta[n - 1, i]
         e = AK[L + 1, i]
-        for k in range(K):
+        for k in range(Kp):
             b[k] = e[k]
     for t in range(n - 2, -1, -1):
         for j in range(L):
             tj = tmp[j]
             e = E3[t + 1, j]
             b = beta[t + 1, j]
-            for k in range(K):
+            for k in range(Kp):
                 tj[k] = e[k] + b[k]
         for i in range(L):
             _maxplus(x, y, tmp, AK, -i - 1, zero, beta[t, i])
     mm = tmp
-    a0 = np.empty(K, dtype=np.int32)
-    a1 = np.empty(K, dtype=np.int32)
+    a0 = np.empty(Kp, dtype=np.int32)
+    a1 = np.empty(Kp, dtype=np.int32)
     for t in range(n):
         yt = yhat[t0 + t]
         if L == 1:  # no other label: every draw agrees (kd_vote_kernel sets the margin to inf)
@@ -197,36 +209,70 @@ def _margin_span(E3, AK, n, t0, alpha, beta, tmp, x, y, yhat, counts, msum):
             au = alpha[t, u]
             bu = beta[t, u]
             mu = mm[u]
-            for k in range(K):
+            for k in range(Kp):
                 mu[k] = au[k] + bu[k]
         # the best other label's max-marginal (label 0 or 1 starts it), then the best overall
-        first = 1 if yt == 0 else 0
-        m0 = mm[first]
-        for k in range(K):
-            x[k] = m0[k]
-        for u in range(first + 1, L):
-            if u != yt:
-                mu = mm[u]
-                for k in range(K):
-                    y[k] = max(x[k], mu[k])
-                x, y = y, x
+        x, y = _best_other(mm, yt, x, y)
         my = mm[yt]
         total = 0.0
         for k in range(K):
             total += my[k] - x[k]
             y[k] = max(x[k], my[k])
+        for k in range(K, Kp):
+            y[k] = x[k]
         msum[t0 + t] += total
         # each draw's vote: the lowest label reaching the best (scanned from the top down)
-        for k in range(K):
-            a0[k] = L - 1
-        for u in range(L - 2, -1, -1):
-            mu = mm[u]
-            for k in range(K):
-                a1[k] = u if mu[k] == y[k] else a0[k]
-            a0, a1 = a1, a0
+        votes = _lowest_best(mm, y, a0, a1)
         row = counts[t0 + t]
         for k in range(K):
-            row[a0[k]] += 1
+            row[votes[k]] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _vote_run(local, tok_offsets, sent_offsets, b0, b1, Emean, Z, AKp, K, yhat, mode, counts,
+              msum):  # fmt: skip
+    """Sentences ``b0:b1`` of :func:`kd_vote_kernel`, with their own work buffers.
+    (Generating each sentence's new noise rows here, just before they are summed, measured no
+    faster on esp than the separate generation pass: 353 vs 359 ms, within the noise.)"""
+    L = AKp.shape[1]
+    Kp = AKp.shape[2]
+    longest = 1
+    for b in range(b0, b1):
+        longest = max(longest, sent_offsets[b + 1] - sent_offsets[b])
+    E2 = np.empty((longest, L * Kp), dtype=Z.dtype)
+    E3 = E2.reshape((longest, L, Kp))
+    alpha = np.empty((longest, L, Kp), dtype=Z.dtype)
+    beta = np.empty((longest, L, Kp), dtype=Z.dtype)
+    tmp = np.empty((L, Kp), dtype=Z.dtype)
+    acc = np.empty(Z.shape[1], dtype=Z.dtype)
+    x = np.empty(Kp, dtype=Z.dtype)
+    y = np.empty(Kp, dtype=Z.dtype)
+    for b in range(b0, b1):
+        t0 = sent_offsets[b]
+        n = sent_offsets[b + 1] - t0
+        if n == 0:
+            continue
+        _emissions_span(local, tok_offsets, t0, n, Emean, Z, K, E2, acc)
+        if mode == 0:
+            counts[t0, 0] += E2[0, 0] > 0.0
+            continue
+        _forward_values(E3, AKp, n, x, y, alpha)
+        if mode == 3:
+            counts[t0, 0] += alpha[n - 1, 0, 0] > 0.0
+        elif mode == 2:
+            _margin_span(E3, AKp, K, n, t0, alpha, beta, tmp, x, y, yhat, counts, msum)
+        else:
+            _backtrack_votes(alpha, AKp, K, n, t0, counts)
+
+
+@numba.njit(cache=True, nogil=True)
+def _padded(AK, n_tok):
+    """AK in ``Kp`` lanes (K rounded up to a multiple of ``LANES``) and zeroed outputs."""
+    L = AK.shape[1]
+    K = AK.shape[2]
+    AKp = np.zeros((L + 2, L, (K + LANES - 1) // LANES * LANES), dtype=AK.dtype)
+    AKp[:, :, :K] = AK
+    return AKp, np.zeros((n_tok, L), dtype=np.int32), np.zeros(n_tok)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
@@ -238,47 +284,17 @@ def kd_vote_kernel(local, tok_offsets, sent_offsets, Emean, Z, AK, yhat, mode, c
 
     Sentences are split into ``chunks`` contiguous runs processed in parallel threads; each run
     owns its work buffers and its rows of the outputs, so the result does not depend on threads.
+    The draws are decoded in ``Kp`` lanes, K rounded up to a multiple of ``LANES`` (padding lanes
+    carry the mean and are not counted), so every per-draw loop is whole SIMD vectors.
     """
     B = sent_offsets.shape[0] - 1
-    L = AK.shape[1]
     K = AK.shape[2]
-    counts = np.zeros((Emean.shape[0], L), dtype=np.int32)
-    msum = np.zeros(Emean.shape[0])
+    AKp, counts, msum = _padded(AK, Emean.shape[0])
     chunks = max(min(B, chunks), 0)
     for q in prange(chunks):
-        b0 = B * q // chunks
-        b1 = B * (q + 1) // chunks
-        longest = 1
-        for b in range(b0, b1):
-            longest = max(longest, sent_offsets[b + 1] - sent_offsets[b])
-        E2 = np.empty((longest, L * K), dtype=Z.dtype)
-        E3 = E2.reshape((longest, L, K))
-        alpha = np.empty((longest, L, K), dtype=Z.dtype)
-        beta = np.empty((longest, L, K), dtype=Z.dtype)
-        back = np.empty((longest, L, K), dtype=np.int16)
-        tmp = np.empty((L, K), dtype=Z.dtype)
-        acc = np.empty(Z.shape[1], dtype=Z.dtype)
-        prev = np.empty((L, K), dtype=Z.dtype)
-        cur = np.empty((L, K), dtype=Z.dtype)
-        for b in range(b0, b1):
-            t0 = sent_offsets[b]
-            n = sent_offsets[b + 1] - t0
-            if n == 0:
-                continue
-            _emissions_span(local, tok_offsets, t0, n, Emean, Z, E2, acc)
-            if mode == 0:
-                counts[t0, 0] += E2[0, 0] > 0.0
-                continue
-            if mode >= 2:
-                _forward_values(E3, AK, n, prev[0], cur[0], alpha)
-                if mode == 3:
-                    counts[t0, 0] += alpha[n - 1, 0, 0] > 0.0
-                    continue
-                _margin_span(E3, AK, n, t0, alpha, beta, tmp, prev[0], cur[0], yhat, counts, msum)
-            else:
-                _forward_span(E3, AK, n, prev, cur, back)
-                _backtrack_votes(prev, back, AK, n, t0, counts)
-    if L == 1 and mode == 2:  # no other label: an unbounded margin (set outside fastmath)
+        _vote_run(local, tok_offsets, sent_offsets, B * q // chunks, B * (q + 1) // chunks,
+                  Emean, Z, AKp, K, yhat, mode, counts, msum)  # fmt: skip
+    if AK.shape[1] == 1 and mode == 2:  # no other label: an unbounded margin (not fastmath)
         msum[:] = np.inf
     return counts, msum
 
