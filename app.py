@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import auth, state
+from ui import auth, state, warmup
 
 st.set_page_config(page_title="cwal", page_icon=":material/label:", layout="wide")
+warmup.start()  # once per process: the lead views are computed while the lead signs in
 
 ANNOTATOR_PAGES = [
     st.Page("pages/annotate.py", title="Annotate", icon=":material/edit:", default=True),
@@ -63,4 +64,5 @@ else:
     if user.role == "lead":
         sections["Lead"] = LEAD_PAGES
     navigation = st.navigation(sections)
-navigation.run()
+with warmup.page_run():  # background refreshes wait for the page (and others) to be drawn
+    navigation.run()

@@ -4,6 +4,10 @@
 background thread computes the current one, so a page never waits for a recomputation that one
 new label triggered (a dashboard's numbers may lag by at most ``max_lag`` versions). ``prefetch``
 computes a value another page will want in the background before it is asked for.
+
+``Foreground`` counts the page runs in progress: a memo given one starts its background work only
+once no page runs (or after ``patience`` seconds), so a refresh does not halve the speed of the page
+that started it by competing for the GIL.
 """
 
 from __future__ import annotations
@@ -11,18 +15,54 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
+class Foreground:
+    """How many foreground runs (page scripts) are in progress; background work waits for none."""
+
+    def __init__(self) -> None:
+        self._runs = 0
+        self._idle = threading.Condition()
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Count the enclosed block as a foreground run."""
+        with self._idle:
+            self._runs += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._runs -= 1
+                if self._runs == 0:
+                    self._idle.notify_all()
+
+    def busy(self) -> bool:
+        """True while a foreground run is in progress."""
+        with self._idle:
+            return self._runs > 0
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until no foreground run is in progress (at most ``timeout`` s); True if idle."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._runs == 0, timeout)
+
+
 class Memo:
     """A small thread-safe LRU of computed views (keys include the immutable version)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(
+        self, size: int, foreground: Foreground | None = None, patience: float = 5.0
+    ) -> None:
         self.size = size
+        self.foreground = foreground  # background work waits until it is idle ...
+        self.patience = patience  # ... for at most this many seconds
         self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
         self._latest: dict[Hashable, tuple[int, Hashable]] = {}  # family -> (rank, key)
@@ -113,6 +153,8 @@ class Memo:
         workers: dict[Hashable, threading.Thread],
     ) -> None:
         try:
+            if self.foreground is not None:  # before ``get``: nobody waits for this thread yet
+                self.foreground.wait_idle(self.patience)
             self.get(key, make, family, rank)
         except Exception:  # the next foreground call recomputes and raises it to the page
             log.exception("background computation for %r failed", family)

@@ -14,12 +14,15 @@ import json
 from sqlalchemy import Engine
 
 from cwal import reports
-from cwal.reports.memo import Memo
+from cwal.reports.memo import Foreground, Memo
 from db.repository.checkpoints import list_checkpoints
 from db.repository.history import last_annotation_id
 from db.repository.projects import get_project
 
-VIEWS = Memo(16)  # log frames, pool views, model views, curves and live models
+# The page runs in progress (the router counts them): background refreshes and prefetches start
+# when none is, so they do not slow down the page that served a view a few labels old.
+FOREGROUND = Foreground()
+VIEWS = Memo(16, FOREGROUND)  # log frames, pool views, model views, curves and live models
 POINTS = Memo(512)  # one learning-curve point per checkpoint
 FEATURES = Memo(16)  # template features of stored sentences, per store and template
 KINDS = ("logs", "predictions", "pool", "view", "curve")  # families served late
