@@ -5,8 +5,8 @@ under all K draws at once, ``E[t, j, k] = Emean[t, j] + sum_{f in t} Z[f, j, k]`
 Viterbi paths together with the draw index k innermost (one SIMD lane per draw, so the L x L
 max-plus step is vectorised across draws), counts the label each draw gives each token and,
 optionally, adds a backward pass for each draw's max-marginal margin of the predicted label
-(otherwise each draw's path is backtracked from the forward scores alone). The draws can run
-padded to a multiple of ``LANES`` lanes (whole SIMD vectors); 8 measured no faster on esp.
+(otherwise each draw's path is backtracked from the forward scores alone). (Padding the draws
+to whole SIMD vectors, 8 or 32 lanes, measured no faster on esp.)
 Flat row views keep numba's inner loops free of multi-dimensional index arithmetic, which measured
 2-6x faster here. Running maxima never update a row in place (``c[k] = max(c[k], s)`` compiles to
 masked stores, microcoded on AMD): each step writes the other of two rows (:func:`_maxplus`), which
@@ -25,19 +25,16 @@ from numba import prange
 from cwal.decode._kbest import kbest_kernel
 
 UNIFORM, POSITIVE, SOFTMAX = 0, 1, 2  # how kbest_vote_kernel weighs the k best labelings
-LANES = 1  # decode KD draws in a multiple of this many lanes (8 measured no faster on esp)
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
 def _emissions_span(local, tok_offsets, t0, n, Emean, Z, K, E2, acc):
-    """``E2[t, j*Kp + k] = Emean[t0 + t, j] + N[t, j, k]`` for t < n and the ``K`` draws, with the
+    """``E2[t, j*K + k] = Emean[t0 + t, j] + N[t, j, k]`` for t < n and the ``K`` draws, with the
     noise sums ``N[t, j, k] = sum_{f in token} Z[f, j*Kz + k]`` over ``Kz = Z.shape[1] / L``
     generated draws, summed in the flat row ``acc`` (contiguous, vectorised adds, four rows a
     pass). With ``Kz < K`` the draws are antithetic pairs: draw ``Kz + k`` gets ``-N[t, j, k]``,
-    so only half the noise is read and summed. Lanes ``K:Kp`` (padding up to a whole number of
-    SIMD vectors, ``Kp = E2.shape[1] / L``) get the mean."""
+    so only half the noise is read and summed."""
     L = Emean.shape[1]
-    Kp = E2.shape[1] // L
     W = Z.shape[1]
     Kz = W // L
     for t in range(n):
@@ -60,14 +57,12 @@ def _emissions_span(local, tok_offsets, t0, n, Emean, Z, K, E2, acc):
         Et = E2[t]
         for j in range(L):
             m = Emean[t0 + t, j]
-            o = j * Kp
+            o = j * K
             z = j * Kz
             for k in range(Kz):
                 Et[o + k] = m + acc[z + k]
             for k in range(K - Kz):
                 Et[o + Kz + k] = m - acc[z + k]
-            for k in range(K, Kp):
-                Et[o + k] = m
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
@@ -178,28 +173,26 @@ def _margin_span(E3, AK, K, n, t0, alpha, beta, tmp, x, y, yhat, counts, msum):
     (its Viterbi label whenever the optimum is unique) into ``counts``, and the sum over draws of
     the signed margin of the predicted label, ``MM[y_hat] - max_{u != y_hat} MM[u]`` (negative
     where a draw's best labeling through that token disagrees), into ``msum``. Every running
-    max and argmax alternates between two rows (see :func:`_maxplus`); lanes ``K:Kp`` are
-    padding, decoded but not counted."""
+    max and argmax alternates between two rows (see :func:`_maxplus`)."""
     L = AK.shape[1]
-    Kp = AK.shape[2]
-    zero = np.zeros(Kp, dtype=tmp.dtype)
+    zero = np.zeros(K, dtype=tmp.dtype)
     for i in range(L):
         b = beta[n - 1, i]
         e = AK[L + 1, i]
-        for k in range(Kp):
+        for k in range(K):
             b[k] = e[k]
     for t in range(n - 2, -1, -1):
         for j in range(L):
             tj = tmp[j]
             e = E3[t + 1, j]
             b = beta[t + 1, j]
-            for k in range(Kp):
+            for k in range(K):
                 tj[k] = e[k] + b[k]
         for i in range(L):
             _maxplus(x, y, tmp, AK, -i - 1, zero, beta[t, i])
     mm = tmp
-    a0 = np.empty(Kp, dtype=np.int32)
-    a1 = np.empty(Kp, dtype=np.int32)
+    a0 = np.empty(K, dtype=np.int32)
+    a1 = np.empty(K, dtype=np.int32)
     for t in range(n):
         yt = yhat[t0 + t]
         if L == 1:  # no other label: every draw agrees (kd_vote_kernel sets the margin to inf)
@@ -209,7 +202,7 @@ def _margin_span(E3, AK, K, n, t0, alpha, beta, tmp, x, y, yhat, counts, msum):
             au = alpha[t, u]
             bu = beta[t, u]
             mu = mm[u]
-            for k in range(Kp):
+            for k in range(K):
                 mu[k] = au[k] + bu[k]
         # the best other label's max-marginal (label 0 or 1 starts it), then the best overall
         x, y = _best_other(mm, yt, x, y)
@@ -218,8 +211,6 @@ def _margin_span(E3, AK, K, n, t0, alpha, beta, tmp, x, y, yhat, counts, msum):
         for k in range(K):
             total += my[k] - x[k]
             y[k] = max(x[k], my[k])
-        for k in range(K, Kp):
-            y[k] = x[k]
         msum[t0 + t] += total
         # each draw's vote: the lowest label reaching the best (scanned from the top down)
         votes = _lowest_best(mm, y, a0, a1)
@@ -229,24 +220,23 @@ def _margin_span(E3, AK, K, n, t0, alpha, beta, tmp, x, y, yhat, counts, msum):
 
 
 @numba.njit(cache=True, nogil=True)
-def _vote_run(local, tok_offsets, sent_offsets, b0, b1, Emean, Z, AKp, K, yhat, mode, counts,
+def _vote_run(local, tok_offsets, sent_offsets, b0, b1, Emean, Z, AK, K, yhat, mode, counts,
               msum):  # fmt: skip
     """Sentences ``b0:b1`` of :func:`kd_vote_kernel`, with their own work buffers.
     (Generating each sentence's new noise rows here, just before they are summed, measured no
     faster on esp than the separate generation pass: 353 vs 359 ms, within the noise.)"""
-    L = AKp.shape[1]
-    Kp = AKp.shape[2]
+    L = AK.shape[1]
     longest = 1
     for b in range(b0, b1):
         longest = max(longest, sent_offsets[b + 1] - sent_offsets[b])
-    E2 = np.empty((longest, L * Kp), dtype=Z.dtype)
-    E3 = E2.reshape((longest, L, Kp))
-    alpha = np.empty((longest, L, Kp), dtype=Z.dtype)
-    beta = np.empty((longest, L, Kp), dtype=Z.dtype)
-    tmp = np.empty((L, Kp), dtype=Z.dtype)
+    E2 = np.empty((longest, L * K), dtype=Z.dtype)
+    E3 = E2.reshape((longest, L, K))
+    alpha = np.empty((longest, L, K), dtype=Z.dtype)
+    beta = np.empty((longest, L, K), dtype=Z.dtype)
+    tmp = np.empty((L, K), dtype=Z.dtype)
     acc = np.empty(Z.shape[1], dtype=Z.dtype)
-    x = np.empty(Kp, dtype=Z.dtype)
-    y = np.empty(Kp, dtype=Z.dtype)
+    x = np.empty(K, dtype=Z.dtype)
+    y = np.empty(K, dtype=Z.dtype)
     for b in range(b0, b1):
         t0 = sent_offsets[b]
         n = sent_offsets[b + 1] - t0
@@ -256,23 +246,13 @@ def _vote_run(local, tok_offsets, sent_offsets, b0, b1, Emean, Z, AKp, K, yhat, 
         if mode == 0:
             counts[t0, 0] += E2[0, 0] > 0.0
             continue
-        _forward_values(E3, AKp, n, x, y, alpha)
+        _forward_values(E3, AK, n, x, y, alpha)
         if mode == 3:
             counts[t0, 0] += alpha[n - 1, 0, 0] > 0.0
         elif mode == 2:
-            _margin_span(E3, AKp, K, n, t0, alpha, beta, tmp, x, y, yhat, counts, msum)
+            _margin_span(E3, AK, K, n, t0, alpha, beta, tmp, x, y, yhat, counts, msum)
         else:
-            _backtrack_votes(alpha, AKp, K, n, t0, counts)
-
-
-@numba.njit(cache=True, nogil=True)
-def _padded(AK, n_tok):
-    """AK in ``Kp`` lanes (K rounded up to a multiple of ``LANES``) and zeroed outputs."""
-    L = AK.shape[1]
-    K = AK.shape[2]
-    AKp = np.zeros((L + 2, L, (K + LANES - 1) // LANES * LANES), dtype=AK.dtype)
-    AKp[:, :, :K] = AK
-    return AKp, np.zeros((n_tok, L), dtype=np.int32), np.zeros(n_tok)
+            _backtrack_votes(alpha, AK, K, n, t0, counts)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
@@ -284,16 +264,15 @@ def kd_vote_kernel(local, tok_offsets, sent_offsets, Emean, Z, AK, yhat, mode, c
 
     Sentences are split into ``chunks`` contiguous runs processed in parallel threads; each run
     owns its work buffers and its rows of the outputs, so the result does not depend on threads.
-    The draws are decoded in ``Kp`` lanes, K rounded up to a multiple of ``LANES`` (padding lanes
-    carry the mean and are not counted), so every per-draw loop is whole SIMD vectors.
     """
     B = sent_offsets.shape[0] - 1
     K = AK.shape[2]
-    AKp, counts, msum = _padded(AK, Emean.shape[0])
+    counts = np.zeros((Emean.shape[0], AK.shape[1]), dtype=np.int32)
+    msum = np.zeros(Emean.shape[0])
     chunks = max(min(B, chunks), 0)
     for q in prange(chunks):
         _vote_run(local, tok_offsets, sent_offsets, B * q // chunks, B * (q + 1) // chunks,
-                  Emean, Z, AKp, K, yhat, mode, counts, msum)  # fmt: skip
+                  Emean, Z, AK, K, yhat, mode, counts, msum)  # fmt: skip
     if AK.shape[1] == 1 and mode == 2:  # no other label: an unbounded margin (not fastmath)
         msum[:] = np.inf
     return counts, msum
