@@ -43,11 +43,6 @@ class Foreground:
                 if self._runs == 0:
                     self._idle.notify_all()
 
-    def busy(self) -> bool:
-        """True while a foreground run is in progress."""
-        with self._idle:
-            return self._runs > 0
-
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until no foreground run is in progress (at most ``timeout`` s); True if idle."""
         with self._idle:
