@@ -1,7 +1,7 @@
 """Once per server process, from the app's first script run (the sign-in page, before any lead
 page): a daemon thread imports what the lead pages draw with, builds an Altair chart once, and
 computes the lead views of the first projects that have a consolidated model
-(``analysis.warm_projects``), so that a lead's first page finds them ready or being computed (it
+(``db.repository.warm``), so that a lead's first page finds them ready or being computed (it
 then waits for that computation instead of starting its own).
 
 ``page_run`` wraps every page run (the router's ``navigation.run``): background refreshes of the
@@ -45,21 +45,21 @@ def start() -> threading.Thread:
 
 
 def warm_up(engine: Engine) -> dict[str, float]:
-    """Import and draw once, then compute the views of ``analysis.warm_projects``; seconds per
+    """Import and draw once, then compute the views of ``warm.warm_projects``; seconds per
     step (a failure is logged: the pages then compute what they need themselves)."""
     took: dict[str, float] = {}
     t0 = time.perf_counter()
     try:
         import altair as alt
 
-        from db.repository import analysis
+        from db.repository import warm
         from ui import charts  # noqa: F401  (altair's schema classes; the pages import it)
 
         took["imports"] = time.perf_counter() - t0
         _altair_once(alt)
         took["altair"] = time.perf_counter() - t0 - took["imports"]
-        projects = analysis.warm_projects(engine)
-        analysis.warm_up(engine, projects)
+        projects = warm.warm_projects(engine)
+        warm.warm_up(engine, projects)
         took["views"] = time.perf_counter() - t0 - took["imports"] - took["altair"]
         log.info("warm-up of projects %s done: %s", projects, took)
     except Exception:

@@ -7,8 +7,8 @@ cached per process under the key ``views.model_key`` names: the pool view (a sam
 unlabeled pool and the evaluation split: all the dashboard shows) and the model view (the pool view
 plus the labeled sentences it disputes, which needs every labeled sentence's features: error
 analysis and review). Template features of each sentence are extracted once per process. The
-learning curve is in ``db.repository.learning_curve``. ``warm_up`` computes a project's views
-ahead of its first lead page (``ui.warmup`` runs it once per process, in the background).
+learning curve is in ``db.repository.learning_curve``; ``db.repository.warm`` computes a
+project's views ahead of its first lead page.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from db.repository.history import (
 )
 from db.repository.history import retractions as retraction_pairs
 from db.repository.predictions import calibration_frame
-from db.repository.projects import get_project, list_projects
+from db.repository.projects import get_project
 from db.repository.state import current_annotation_ids, labeled_ids
 from db.repository.stats import annotation_log
-from db.repository.views import FOREGROUND, VIEWS, feature_cache, model_key, project_key
+from db.repository.views import VIEWS, feature_cache, model_key, project_key
 from db.repository.views import clear_cache as clear_cache  # re-exported for pages and tests
 from db.repository.views import refreshing as refreshing
 from db.repository.views import wait_fresh as wait_fresh
@@ -46,10 +46,6 @@ LABELED_SAMPLE = 300  # labeled sentences for entropy, plus up to this many disp
 # Annotations a dashboard or error-analysis view may lag behind while the current one is
 # computed in the background (the review page, where a lead fixes labels, is always fresh).
 PAGE_LAG = 25
-# Projects whose views a fresh process computes before a lead asks (``warm_up``): the first one
-# is every lead's default; each costs seconds of CPU and a live model's memory.
-WARM_PROJECTS = 1
-WARM_PATIENCE = 10.0  # seconds the warm-up's model view waits for the page runs to end
 
 
 # ----- queries ---------------------------------------------------------------------------------
@@ -184,36 +180,6 @@ def current_tags(engine: Engine, project_id: int) -> list[list[str]]:
     )
     with read_transaction(engine) as conn:
         return [tags or [] for tags in conn.execute(query).scalars()]
-
-
-def warm_projects(engine: Engine, limit: int = WARM_PROJECTS) -> list[int]:
-    """The first ``limit`` projects (in the sidebar's order: the first is every lead's default)
-    that have a consolidated model (a checkpoint): whose lead views take seconds to compute."""
-    found: list[int] = []
-    for project in list_projects(engine):
-        if len(found) >= limit:
-            break
-        if list_checkpoints(engine, project.id):
-            found.append(project.id)
-    return found
-
-
-def warm_up(engine: Engine, project_ids: list[int]) -> None:
-    """Compute the current lead views of the projects (a fresh process's background warm-up:
-    the pool view, logs and learning curve the dashboard shows, then, once no page is being
-    drawn, the model view error analysis and review read). A page asking for a view meanwhile
-    waits for this computation instead of repeating it."""
-    from db.repository.learning_curve import curve_points  # it imports this module
-
-    for project_id in project_ids:
-        pool_view(engine, project_id)
-        log_frames(engine, project_id)
-        curve_points(engine, project_id)
-    for project_id in project_ids:
-        # the costliest view, and no dashboard's: let a page being drawn finish first (a lead
-        # page that needs it meanwhile computes it, and this finds it cached)
-        FOREGROUND.wait_idle(WARM_PATIENCE)
-        model_view(engine, project_id)
 
 
 # ----- the current model and what it says -----------------------------------------------------

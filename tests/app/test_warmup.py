@@ -10,7 +10,8 @@ import time
 import pytest
 
 from cwal.reports.memo import Foreground, Memo
-from db.repository import analysis
+from db.repository import analysis, warm
+from db.repository.views import FOREGROUND
 from tests.app.conftest import app
 from tests.app.test_lead_pages import PAGES, build_big, run_lead
 from ui import warmup
@@ -44,7 +45,7 @@ def test_the_warm_up_starts_once_per_process(store, users, demo, monkeypatch) ->
 
 
 def test_an_empty_project_warms_nothing_and_the_pages_still_render(store, users, demo) -> None:
-    assert analysis.warm_projects(store.engine) == []  # the demo has no checkpoint yet
+    assert warm.warm_projects(store.engine) == []  # the demo has no checkpoint yet
     took = warmup.warm_up(store.engine)
     assert set(took) == {"imports", "altair", "views"}  # every step ran, none failed
     for page in PAGES:
@@ -53,7 +54,7 @@ def test_an_empty_project_warms_nothing_and_the_pages_still_render(store, users,
 
 def test_the_lead_pages_open_on_the_warmed_views(store, users, monkeypatch) -> None:
     big = build_big(store.engine, users.lead.id, 60, 40, 20)
-    assert analysis.warm_projects(store.engine) == [big.project]
+    assert warm.warm_projects(store.engine) == [big.project]
     took = warmup.warm_up(store.engine)
     assert set(took) == {"imports", "altair", "views"}
 
@@ -89,7 +90,7 @@ def test_a_page_arriving_mid_warm_up_waits_for_it_instead_of_computing(store, us
     finally:
         analysis._pool_view = real
     assert calls == ["warm"], calls  # the page waited for the warm-up's pool view
-    assert analysis.warm_projects(store.engine, limit=0) == []
+    assert warm.warm_projects(store.engine, limit=0) == []
     assert analysis.pool_view(store.engine, big.project).state.trained
 
 
@@ -138,7 +139,7 @@ def test_the_warm_up_leaves_the_model_view_until_no_page_runs(store, users, monk
     monkeypatch.setattr(analysis, "log_frames", logged)
     monkeypatch.setattr(analysis, "_view", viewed)
     thread = threading.Thread(target=warmup.warm_up, args=(store.engine,))
-    with analysis.FOREGROUND.running():  # a page being drawn
+    with FOREGROUND.running():  # a page being drawn
         thread.start()
         assert curve.wait(60)
         assert not view.wait(0.5)
