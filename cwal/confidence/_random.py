@@ -216,15 +216,17 @@ def scaled_normals(
         raise ValueError(
             f"scale must be (U, L) with U = len(keys), got {scale.shape}, {keys.shape}"
         )
-    shape = (scale.shape[0], scale.shape[1] * int(k))
+    return _fill(seed, keys, scale, np.zeros(0, np.int64), -1.0, k, dtype, out)
+
+
+def _fill(seed, keys, table, rows, s, k, dtype, out):
+    """Rows of ``len(keys)`` x ``table.shape[1] * k`` values into ``out`` (checked: C-contiguous,
+    that shape and ``dtype``) or a new array."""
+    shape = (keys.shape[0], table.shape[1] * int(k))
     if out is None:
         out = np.empty(shape, dtype=dtype)
     elif out.shape != shape or out.dtype != np.dtype(dtype) or not out.flags.c_contiguous:
         raise ValueError(f"out must be a C-contiguous {np.dtype(dtype)} array of shape {shape}")
-    return _fill(seed, keys, scale, np.zeros(0, np.int64), -1.0, k, out)
-
-
-def _fill(seed, keys, table, rows, s, k, out):
     _fill_scaled(np.uint64(seed), keys, table, rows, float(s), int(k), out,
                  8 * numba.get_num_threads())  # fmt: skip
     return out
@@ -249,9 +251,4 @@ def variance_normals(
         raise ValueError(f"s must be a finite non-negative scale, got {s}")
     if var.ndim != 2 or keys.shape != rows.shape:
         raise ValueError(f"var must be 2-D and rows match keys, got {var.shape}, {rows.shape}")
-    shape = (keys.shape[0], var.shape[1] * int(k))
-    if out is None:
-        out = np.empty(shape, dtype=dtype)
-    elif out.shape != shape or out.dtype != np.dtype(dtype) or not out.flags.c_contiguous:
-        raise ValueError(f"out must be a C-contiguous {np.dtype(dtype)} array of shape {shape}")
-    return _fill(seed, keys, var, rows, s, k, out)
+    return _fill(seed, keys, var, rows, s, k, dtype, out)
