@@ -9,6 +9,7 @@ from sqlalchemy import Engine
 from cwal.live import ProjectSession
 from db import database_url, open_database
 from db import repository as repo
+from db.repository.views import idle_gate
 from db.store import SqlStore
 
 PROJECT_KEY = "cw_project_id"
@@ -26,7 +27,8 @@ def engine() -> Engine:
 
 def open_live_session(engine: Engine, project_id: int) -> ProjectSession:
     """A new live session of the project over the SQL store (``_live`` keeps one per project)."""
-    return ProjectSession(SqlStore(engine), project_id)
+    # its idle feature extraction waits while a page is run or drawn (or the lead views warmed)
+    return ProjectSession(SqlStore(engine), project_id, idle_gate=idle_gate)
 
 
 def _close(session: ProjectSession) -> None:

@@ -20,7 +20,7 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from db import database_url
-from db.repository.views import FOREGROUND
+from db.repository.views import FOREGROUND, WARMING
 from ui import state
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,8 @@ def warm_up(engine: Engine) -> dict[str, float]:
         _altair_once(alt)
         took["altair"] = time.perf_counter() - t0 - took["imports"]
         projects = warm.warm_projects(engine)
-        warm.warm_up(engine, projects)
+        with WARMING.running():  # the live session's optional idle work waits meanwhile
+            warm.warm_up(engine, projects)
         took["views"] = time.perf_counter() - t0 - took["imports"] - took["altair"]
         log.info("warm-up of projects %s done: %s", projects, took)
     except Exception:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import queue as stdqueue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,9 +72,18 @@ class ProjectSession:
     """The live active-learning service of one project (thread-safe)."""
 
     def __init__(
-        self, store: Store, project_id: int, *, config: LiveConfig | None = None, **overrides: Any
+        self,
+        store: Store,
+        project_id: int,
+        *,
+        config: LiveConfig | None = None,
+        idle_gate: Callable[[], bool] | None = None,
+        **overrides: Any,
     ) -> None:
+        """``idle_gate()``, when given, says whether optional idle work may take a step now
+        (the web app: no page is being run or drawn)."""
         self.store = store
+        self._idle_gate = idle_gate
         self.project_id = project_id
         settings = store.settings(project_id)
         self.config = config or LiveConfig.from_settings(settings, **overrides)
@@ -82,6 +92,7 @@ class ProjectSession:
         self.live, self._base_state = self._build()
         self.pool = PoolCache(self.spec.template)
         self._pool_ids = np.zeros(0, dtype=np.int64)  # re-read before each ranking (imports)
+        self._unlabeled: list[int] = []  # of the last ranking's sample: what idle work warms
         self.record = PrequentialRecord()
         self.consolidations: list[dict[str, Any]] = []  # one entry per swap, oldest first
         self.record_error: Exception | None = None
@@ -274,9 +285,12 @@ class ProjectSession:
         return pred, conf, least, version
 
     def _warm_pool(self, step: int = 32) -> bool:
-        """Idle-time work: extract the features of a few more pool sentences, so that later
-        rankings spend their time in compiled code. False once the whole pool is cached."""
-        todo = self.pool.missing(self._pool_ids.tolist())[:step]
+        """Idle-time work: extract the features of a few more unlabeled pool sentences (the only
+        ones a ranking samples), so that later rankings spend their time in compiled code. False
+        once they are all cached."""
+        todo = self.pool.missing(self._unlabeled)[:step]
+        if todo and self._idle_gate is not None and not self._idle_gate():
+            return True  # not now: asked again shortly
         if todo:
             self.pool.add(self.store.pool_sentences(todo))
         return len(todo) == step
@@ -290,6 +304,7 @@ class ProjectSession:
         seed = candidate_seed(self.project_id, gen[1])
         self._pool_ids = np.asarray(self.store.pool_ids(self.project_id), dtype=np.int64)
         cands = sample_candidates(self._pool_ids, labeled, self.config.candidates, seed)
+        self._unlabeled = [i for i in self._pool_ids.tolist() if i not in labeled]
         missing = self.pool.missing(cands.tolist())
         if missing:
             self.pool.add(self.store.pool_sentences(missing))

@@ -7,13 +7,15 @@ computes a value another page will want in the background before it is asked for
 
 ``Foreground`` counts the page runs in progress: a memo given one starts its background work only
 once no page runs (or after ``patience`` seconds), so a refresh does not halve the speed of the page
-that started it by competing for the GIL.
+that started it by competing for the GIL; ``Foreground.quiet`` gates optional work (the live
+session's idle feature extraction) until a page has also had time to be drawn.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
@@ -26,20 +28,29 @@ log = logging.getLogger(__name__)
 class Foreground:
     """How many foreground runs (page scripts) are in progress; background work waits for none."""
 
-    def __init__(self) -> None:
+    def __init__(self, settle: float = 2.0) -> None:
         self._runs = 0
+        self._threads: dict[int, int] = {}  # thread id -> its runs in progress
         self._idle = threading.Condition()
+        self.settle = settle  # seconds after a run during which ``quiet`` is still False
+        self._ended = float("-inf")  # time.monotonic() when the last run ended
 
     @contextmanager
     def running(self) -> Iterator[None]:
         """Count the enclosed block as a foreground run."""
+        me = threading.get_ident()
         with self._idle:
             self._runs += 1
+            self._threads[me] = self._threads.get(me, 0) + 1
         try:
             yield
         finally:
             with self._idle:
                 self._runs -= 1
+                self._threads[me] -= 1
+                if not self._threads[me]:
+                    del self._threads[me]
+                self._ended = time.monotonic()
                 if self._runs == 0:
                     self._idle.notify_all()
 
@@ -47,6 +58,27 @@ class Foreground:
         """Block until no foreground run is in progress (at most ``timeout`` s); True if idle."""
         with self._idle:
             return self._idle.wait_for(lambda: self._runs == 0, timeout)
+
+    def running_here(self) -> bool:
+        """True when the calling thread is in a foreground run."""
+        with self._idle:
+            return threading.get_ident() in self._threads
+
+    def quiet(self, timeout: float = 0.05) -> bool:
+        """Wait at most ``timeout`` s until no run is in progress and none ended within the
+        last ``settle`` s (the browser is still drawing what it sent); True if so. For optional
+        work, that takes a short step whenever this returns True."""
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while True:
+                now = time.monotonic()
+                since = now - self._ended
+                if self._runs == 0 and since >= self.settle:
+                    return True
+                left = deadline - now
+                if left <= 0:
+                    return False
+                self._idle.wait(left if self._runs else min(left, self.settle - since))
 
 
 class Memo:
@@ -64,6 +96,7 @@ class Memo:
         self._running: dict[Hashable, threading.Thread] = {}  # family -> its refresh
         self._prefetching: dict[Hashable, threading.Thread] = {}  # family -> its prefetch
         self._computing: dict[Hashable, threading.Event] = {}  # key -> set when done
+        self._waiting: dict[Hashable, int] = {}  # key -> threads waiting for its computation
 
     def get(
         self,
@@ -83,7 +116,14 @@ class Memo:
                 if busy is None:  # this thread computes it; others wait for the result
                     busy = self._computing[key] = threading.Event()
                     break
-            busy.wait()  # computed by another thread (or it failed: then try ourselves)
+                self._waiting[key] = self._waiting.get(key, 0) + 1
+            try:
+                busy.wait()  # computed by another thread (or it failed: then try ourselves)
+            finally:
+                with self._lock:
+                    self._waiting[key] -= 1
+                    if not self._waiting[key]:
+                        del self._waiting[key]
         try:
             value = make()
             with self._lock:
@@ -169,6 +209,11 @@ class Memo:
                 return False
             self._start(self._prefetching, family, rank, key, make)
             return True
+
+    def awaited(self, key: Hashable) -> bool:
+        """True while some thread waits for ``key``'s computation in another thread."""
+        with self._lock:
+            return key in self._waiting
 
     def refreshing(self, family: Hashable) -> bool:
         """True while a background thread computes a newer value for ``family``."""

@@ -9,7 +9,7 @@ newest valid checkpoint plus the later rows replayed), so version and weights ma
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +100,16 @@ class FeatureCache:
     def __init__(self, template: str) -> None:
         self.pool = PoolCache(template)
         self._lock = threading.Lock()
+
+    def add(
+        self, sentences: Sequence[PoolSentence], pause: Callable[[], None], step: int = 256
+    ) -> None:
+        """Extract the features of ``sentences`` (``encode`` then finds them), ``step`` at a
+        time, calling ``pause()`` before each step (to let more urgent work go first)."""
+        todo = [s for s in sentences if s.id not in self.pool]
+        for start in range(0, len(todo), step):
+            pause()
+            self.pool.add(todo[start : start + step])
 
     def encode(self, model: SequenceLearner, sentences: Sequence[PoolSentence]) -> Encoded:
         """The sentences in ``model``'s feature ids (unknown features dropped)."""

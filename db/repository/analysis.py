@@ -36,7 +36,7 @@ from db.repository.predictions import calibration_frame
 from db.repository.projects import get_project
 from db.repository.state import current_annotation_ids, labeled_ids
 from db.repository.stats import annotation_log
-from db.repository.views import VIEWS, feature_cache, model_key, project_key
+from db.repository.views import VIEWS, feature_cache, model_key, project_key, yield_to_pages
 from db.repository.views import clear_cache as clear_cache  # re-exported for pages and tests
 from db.repository.views import refreshing as refreshing
 from db.repository.views import wait_fresh as wait_fresh
@@ -251,7 +251,7 @@ def model_view(engine: Engine, project_id: int, max_lag: int = 0) -> ModelView:
     """The pool view plus what the current model says about the labels (cached per model key);
     ``max_lag`` as in ``pool_view``."""
     mkey = model_key(engine, project_id)
-    make = lambda: _view(engine, project_id)  # noqa: E731
+    make = lambda: _view(engine, project_id, ("view", mkey))  # noqa: E731
     return VIEWS.get_recent(("view", mkey[:-2]), mkey[-2], ("view", mkey), make, max_lag)
 
 
@@ -260,7 +260,7 @@ def prefetch_model_view(engine: Engine, project_id: int) -> bool:
     view calls this once drawn, so error analysis and review open warm); a later
     ``model_view`` waits for it instead of computing again. True when a thread started."""
     mkey = model_key(engine, project_id)
-    make = lambda: _view(engine, project_id)  # noqa: E731
+    make = lambda: _view(engine, project_id, ("view", mkey))  # noqa: E731
     return VIEWS.prefetch(("view", mkey), make, ("view", mkey[:-2]), mkey[-2])
 
 
@@ -285,7 +285,9 @@ def _pool_view(engine: Engine, project_id: int) -> PoolView:
     return view
 
 
-def _view(engine: Engine, project_id: int) -> ModelView:
+def _view(engine: Engine, project_id: int, key: tuple) -> ModelView:
+    """The model view cached under ``key``; computed in the background (the warm-up, a
+    prefetch), its feature extraction lets page runs that do not wait for it go first."""
     base = pool_view(engine, project_id)
     state = base.state
     current = current_annotations(engine, project_id)
@@ -304,6 +306,7 @@ def _view(engine: Engine, project_id: int) -> ModelView:
     seed = project_id * 1_000_003 + state.version
     labeled = [PoolSentence(e.sentence_id, e.tokens, e.columns) for e in current if e.tokens]
     given = {e.sentence_id: e.tags for e in current if e.tokens}
+    cache.add(labeled, pause=yield_to_pages(key))
     chosen = _disputed_and_sample(state, cache, labeled, given, seed)
     if chosen:
         enc = cache.encode(state.model, chosen)

@@ -10,6 +10,8 @@ annotation id), from which ``Memo.get_recent`` may serve one up to ``max_lag`` l
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 
 from sqlalchemy import Engine
 
@@ -22,10 +24,37 @@ from db.repository.projects import get_project
 # The page runs in progress (the router counts them): background refreshes and prefetches start
 # when none is, so they do not slow down the page that served a view a few labels old.
 FOREGROUND = Foreground()
+# The process's warm-up of the lead views (``ui.warmup``) while it runs: optional work waits.
+WARMING = Foreground(settle=0.0)
 VIEWS = Memo(16, FOREGROUND)  # log frames, pool views, model views, curves and live models
 POINTS = Memo(512)  # one learning-curve point per checkpoint
 FEATURES = Memo(16)  # template features of stored sentences, per store and template
 KINDS = ("logs", "predictions", "pool", "view", "curve")  # families served late
+
+
+def idle_gate() -> bool:
+    """Whether optional background work (the live session's idle feature extraction) may take
+    a short step now: no warm-up runs and no page has been run or drawn for a moment (waits a
+    few tens of ms for that)."""
+    return WARMING.quiet() and FOREGROUND.quiet()
+
+
+def yield_to_pages(key: object, patience: float = 2.0) -> Callable[[], None]:
+    """A pause to call between the steps of a view's computation: outside a page run, and
+    unless a page waits for that view (``key``), it waits while pages run (at most ``patience``
+    s over all its calls), so that a page that does not need the view is not slowed by it."""
+    if FOREGROUND.running_here():
+        return lambda: None
+    deadline: list[float] = []
+
+    def pause() -> None:
+        while not VIEWS.awaited(key) and not FOREGROUND.wait_idle(0.05):
+            if not deadline:
+                deadline.append(time.monotonic() + patience)
+            elif time.monotonic() > deadline[0]:
+                return
+
+    return pause
 
 
 def clear_cache() -> None:

@@ -15,7 +15,7 @@ from db.repository.views import FOREGROUND
 # Projects whose views are computed before a lead asks: the first one is every lead's default;
 # each costs seconds of CPU and a live model's memory.
 WARM_PROJECTS = 1
-WARM_PATIENCE = 10.0  # seconds the model view waits for the page runs to end
+WARM_PATIENCE = 5.0  # seconds the curve waits for the pages to be run and drawn
 
 
 def warm_projects(engine: Engine, limit: int = WARM_PROJECTS) -> list[int]:
@@ -31,15 +31,21 @@ def warm_projects(engine: Engine, limit: int = WARM_PROJECTS) -> list[int]:
 
 
 def warm_up(engine: Engine, project_ids: list[int]) -> None:
-    """Compute the current lead views of the projects: the pool view, logs and learning curve
-    the dashboard shows, then, once no page is being drawn, the model view error analysis and
-    review read."""
+    """Compute the current lead views of the projects: the pool view and the logs (all but
+    the learning curve of the dashboard, and the prediction log error analysis reads), then the
+    model view error analysis and review read (it costs most), then the learning curve.
+
+    Nothing waits for the page runs before the model view: a lead lands on these pages right
+    after the sign-in page that started this, and a page asking for a view being computed waits
+    for it. The model view's feature extraction pauses only while a page that does not wait for
+    it runs (``views.yield_to_pages``); the curve starts once no page runs or is being drawn
+    (``Foreground.quiet``; a dashboard opened meanwhile computes it itself, and this then finds
+    it cached). The live session's optional idle work waits for the whole warm-up
+    (``views.idle_gate``)."""
     for project_id in project_ids:
         analysis.pool_view(engine, project_id)
         analysis.log_frames(engine, project_id)
-        curve_points(engine, project_id)
-    for project_id in project_ids:
-        # the costliest view, and no dashboard's: let a page being drawn finish first (a lead
-        # page that needs it meanwhile computes it, and this finds it cached)
-        FOREGROUND.wait_idle(WARM_PATIENCE)
         analysis.model_view(engine, project_id)
+    for project_id in project_ids:
+        FOREGROUND.quiet(WARM_PATIENCE)
+        curve_points(engine, project_id)
