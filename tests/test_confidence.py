@@ -4,12 +4,14 @@ problems, explicit per-draw decoding, and the limits s -> 0 and s -> infinity.""
 from __future__ import annotations
 
 import itertools
+import math
 
 import numba
 import numpy as np
 import pytest
 
 from cwal.confidence import Confidence, estimate, rank_key
+from cwal.confidence.core import vote_entropy
 from cwal.confidence.sampling import Sampler
 from cwal.decode import emissions, max_marginals_batch, viterbi_batch
 from cwal.features import Encoded
@@ -343,3 +345,19 @@ def test_invalid_requests_are_refused():
 def test_empty_batch():
     conf = estimate(Toy(), toy_batch(12, []), "kd-fixed", k=5, s=0.1)
     assert isinstance(conf, Confidence) and conf.n_tokens == 0 and conf.n_sentences == 0
+
+
+@pytest.mark.parametrize("k", [1, 7, 50])
+def test_vote_entropy_equals_the_entropy_of_the_vote_shares(k):
+    rng = np.random.default_rng(k)
+    L = 5
+    counts = np.zeros((300, L), dtype=np.int32)
+    for row in counts:  # unanimous, two-way and spread rows, each summing to k
+        spread = rng.integers(1, L + 1)
+        np.add.at(row, rng.integers(0, spread, size=k), 1)
+    by_hand = []
+    for row in counts / k:
+        by_hand.append(-sum(p * math.log(p) for p in row if p > 0))
+    got = vote_entropy(counts, k)
+    assert np.allclose(got, by_hand, rtol=0, atol=1e-12)
+    assert np.all(got[counts.max(axis=1) == k] == 0.0)

@@ -88,6 +88,19 @@ class Confidence:
         return np.split(v, self.sent_offsets[1:-1])
 
 
+def vote_entropy(counts: np.ndarray, k: int) -> np.ndarray:
+    """Entropy of each token's vote shares ``counts / k`` (rows of ``counts`` sum to ``k``):
+    ``log k - sum(c log c) / k`` over the tokens whose draws disagree (most agree: entropy 0);
+    the same values as :func:`token_entropy` of the shares, without its checks."""
+    out = np.zeros(counts.shape[0])
+    split = np.flatnonzero(counts.max(axis=1) < k)
+    if split.size:
+        c = counts[split].astype(np.float64)
+        clogc = np.where(c > 0, c * np.log(np.maximum(c, 1.0)), 0.0)
+        out[split] = np.maximum(np.log(k) - clogc.sum(axis=1) / k, 0.0)
+    return out
+
+
 def rank_key(primary: np.ndarray, secondary: np.ndarray | None = None) -> np.ndarray:
     """Dense lexicographic rank of ``(primary, secondary)`` scaled to [0, 1] (lower = first)."""
     p = np.asarray(primary, dtype=np.float64)
@@ -204,7 +217,12 @@ def estimate(
     else:
         dist = kbest_distribution(E, enc.sent_offsets, A, k, weighted=method == "wkbv")
     conf = dist[rows, labels] if n else np.zeros(0)
-    entropy = token_entropy(dist) if n else np.zeros(0)
+    if not n:
+        entropy = np.zeros(0)
+    elif method in SAMPLING:
+        entropy = vote_entropy(counts, k)
+    else:
+        entropy = token_entropy(dist)
 
     tb: np.ndarray | None = None
     if rank in ("draw-margin", "votes+delta"):
