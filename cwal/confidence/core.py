@@ -89,15 +89,12 @@ class Confidence:
 
 
 def vote_entropy(counts: np.ndarray, k: int) -> np.ndarray:
-    """Entropy of each token's vote shares ``counts / k`` (rows of ``counts`` sum to ``k``):
-    ``log k - sum(c log c) / k`` over the tokens whose draws disagree (most agree: entropy 0);
-    the same values as :func:`token_entropy` of the shares, without its checks."""
+    """Entropy of each token's vote shares ``counts / k``: :func:`token_entropy` of the tokens
+    whose draws disagree, 0 for the rest (most tokens; they need neither its checks nor logs)."""
     out = np.zeros(counts.shape[0])
     split = np.flatnonzero(counts.max(axis=1) < k)
     if split.size:
-        c = counts[split].astype(np.float64)
-        clogc = np.where(c > 0, c * np.log(np.maximum(c, 1.0)), 0.0)
-        out[split] = np.maximum(np.log(k) - clogc.sum(axis=1) / k, 0.0)
+        out[split] = token_entropy(counts[split] / k)
     return out
 
 
