@@ -94,6 +94,27 @@ def _uniform(h):
     return (np.float64(h >> np.uint64(11)) + 0.5) * _U53
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _tail(sub):
+    """|x| of a draw beyond the base layer's edge R (Marsaglia 1964), from the values of the
+    sub-stream after ``sub``."""
+    while True:
+        sub += GOLDEN
+        xx = -math.log(_uniform(_mix(sub))) / _R
+        sub += GOLDEN
+        yy = -math.log(_uniform(_mix(sub)))
+        if yy + yy > xx * xx:
+            return _R + xx
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _under_curve(x, idx, sub, fx):
+    """The wedge test: whether the point at ``x`` in layer ``idx`` (outside the fast-accept
+    rectangle) lies under the density, by the uniform of hash ``_mix(sub)``."""
+    y = fx[idx] + _uniform(_mix(sub)) * (fx[idx + 1] - fx[idx])
+    return y < math.exp(-0.5 * x * x)
+
+
 @numba.njit(cache=True, nogil=True)
 def _slow(h, width, ki, fx):
     """The rare rejection path of the ziggurat for a first draw ``h`` that missed the fast test:
@@ -106,18 +127,11 @@ def _slow(h, width, ki, fx):
         x = np.float64(rabs) * width[idx]
         if rabs < ki[idx]:
             return -x if neg else x
-        if idx == 0:  # tail beyond R (Marsaglia 1964)
-            while True:
-                sub += GOLDEN
-                xx = -math.log(_uniform(_mix(sub))) / _R
-                sub += GOLDEN
-                yy = -math.log(_uniform(_mix(sub)))
-                if yy + yy > xx * xx:
-                    break
-            return -(_R + xx) if neg else _R + xx
+        if idx == 0:
+            t = _tail(sub)
+            return -t if neg else t
         sub += GOLDEN
-        y = fx[idx] + _uniform(_mix(sub)) * (fx[idx + 1] - fx[idx])
-        if y < math.exp(-0.5 * x * x):
+        if _under_curve(x, idx, sub, fx):
             return -x if neg else x
         sub += GOLDEN
         h = _mix(sub)
@@ -132,17 +146,10 @@ def _slow32(v, sub, width32, width, ki, fx):
     neg = (v >> np.uint64(10)) & np.uint64(1)
     x = np.float64(v >> np.uint64(11)) * width32[idx]
     if idx == 0:
-        while True:
-            sub += GOLDEN
-            xx = -math.log(_uniform(_mix(sub))) / _R
-            sub += GOLDEN
-            yy = -math.log(_uniform(_mix(sub)))
-            if yy + yy > xx * xx:
-                break
-        return -(_R + xx) if neg else _R + xx
+        t = _tail(sub)
+        return -t if neg else t
     sub += GOLDEN
-    y = fx[idx] + _uniform(_mix(sub)) * (fx[idx + 1] - fx[idx])
-    if y < math.exp(-0.5 * x * x):
+    if _under_curve(x, idx, sub, fx):
         return -x if neg else x
     sub += GOLDEN
     return _slow(_mix(sub), width, ki, fx)
