@@ -91,8 +91,7 @@ class ProjectSession:
         self._lock = threading.RLock()
         self.live, self._base_state = self._build()
         self.pool = PoolCache(self.spec.template)
-        self._pool_ids = np.zeros(0, dtype=np.int64)  # re-read before each ranking (imports)
-        self._unlabeled: list[int] = []  # of the last ranking's sample: what idle work warms
+        self._unlabeled: list[int] = []  # as of the last ranking (pool re-read each time: imports)
         self.record = PrequentialRecord()
         self.consolidations: list[dict[str, Any]] = []  # one entry per swap, oldest first
         self.record_error: Exception | None = None
@@ -302,9 +301,9 @@ class ProjectSession:
             labeled = {i for i, ids in self.live.labeled.items() if ids}
             cold = self.live.n_labeled == 0
         seed = candidate_seed(self.project_id, gen[1])
-        self._pool_ids = np.asarray(self.store.pool_ids(self.project_id), dtype=np.int64)
-        cands = sample_candidates(self._pool_ids, labeled, self.config.candidates, seed)
-        self._unlabeled = [i for i in self._pool_ids.tolist() if i not in labeled]
+        pool_ids = np.asarray(self.store.pool_ids(self.project_id), dtype=np.int64)
+        cands = sample_candidates(pool_ids, labeled, self.config.candidates, seed)
+        self._unlabeled = [i for i in pool_ids.tolist() if i not in labeled]
         missing = self.pool.missing(cands.tolist())
         if missing:
             self.pool.add(self.store.pool_sentences(missing))
