@@ -8,7 +8,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cwal.simulate import JsonDirSink, Point, band, progress, recommend, summarize, words_to_reach
+from cwal.simulate import (
+    JsonDirSink,
+    Point,
+    band,
+    per_seed,
+    progress,
+    recommend,
+    summarize,
+    words_to_reach,
+)
 from cwal.simulate.summary import format_table, mean_over
 
 
@@ -80,6 +89,22 @@ def test_summary_table(curves: pd.DataFrame) -> None:
     assert recommend(table)[0] == "kd-pc"
     text = format_table(table)
     assert "kd-pc" in text.splitlines()[2] and "90.00" in text
+
+
+def test_per_seed_rows_are_what_the_summary_averages(curves: pd.DataFrame) -> None:
+    rows = per_seed(curves, reach=0.95, beyond=3000).set_index(["strategy", "seed"])
+    assert len(rows) == 6  # three strategies x two seeds, no full-data row
+    mm0, mm1 = rows.loc[("min-margin", 0)], rows.loc[("min-margin", 1)]
+    assert mm0["words_to_random"] == pytest.approx(4000 + 4000 * 0.10 / 0.15)
+    assert mm1["words_to_random"] == pytest.approx(4000 + 4000 * 0.10 / 0.16)
+    assert math.isnan(mm0["words_to_target"]) and mm1["words_to_target"] == pytest.approx(
+        4000 + 4000 * 0.155 / 0.16
+    )
+    assert mm1["final_f1"] == pytest.approx(0.86) and mm1["final_words"] == 8000
+    table = summarize(curves, reach=0.95, beyond=3000)
+    for name, group in rows.groupby(level="strategy"):
+        assert table.loc[name, "auc"] == pytest.approx(group["auc"].mean())
+    assert per_seed(curves[curves["strategy"] == "full-data"]).empty
 
 
 def test_recommend_falls_back_to_the_area(curves: pd.DataFrame) -> None:

@@ -10,7 +10,14 @@ from cwal.simulate.data import load_files, load_task
 from cwal.simulate.engine import SimData, evaluate, run_cell, run_reference
 from cwal.simulate.parallel import Ref, load_data, run_experiment
 from cwal.simulate.sinks import JsonDirSink, MemorySink, Point, ResultSink, Saved
-from cwal.simulate.summary import band, progress, recommend, summarize, words_to_reach
+from cwal.simulate.summary import (
+    band,
+    per_seed,
+    progress,
+    recommend,
+    summarize,
+    words_to_reach,
+)
 
 __all__ = [
     "DEFAULT_STRATEGIES",
@@ -29,6 +36,7 @@ __all__ = [
     "load_data",
     "load_files",
     "load_task",
+    "per_seed",
     "progress",
     "recommend",
     "run_cell",

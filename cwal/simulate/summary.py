@@ -47,14 +47,12 @@ def _split(curves: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     return runs, full.groupby("seed")["f1"].last()
 
 
-def summarize(curves: pd.DataFrame, reach: float = 0.95, beyond: int = 10_000) -> pd.DataFrame:
-    """One row per strategy (means over seeds): ``final_f1`` (and its std), ``final_sentences``,
-    ``final_words``; ``words_to_target`` = labeled words to reach ``reach`` x the seed's
-    full-data F1 (NaN unless every seed gets there; ``reached`` counts the seeds that do);
-    ``words_to_random`` = words to reach Random's mean final F1 (mean over the seeds that do,
-    counted in ``reached_random``: Random's own seeds end around it); ``auc`` = mean F1 over the
-    labeled-words range every run covers; ``f1_beyond`` = mean F1 over words in
-    ``[beyond, end of that range]``."""
+def per_seed(curves: pd.DataFrame, reach: float = 0.95, beyond: int = 10_000) -> pd.DataFrame:
+    """One row per (strategy, seed) with the measures ``summarize`` averages (see there).
+
+    The words to reach Random's final F1 vary a lot between seeds (the curves are flat near
+    their end, so a small F1 difference moves the crossing by thousands of words): reports
+    should show these rows' spread, not only the mean."""
     runs, full = _split(curves)
     if runs.empty:
         return pd.DataFrame()
@@ -82,8 +80,21 @@ def summarize(curves: pd.DataFrame, reach: float = 0.95, beyond: int = 10_000) -
                 "f1_beyond": mean_over(x, y, beyond, common_end),
             }
         )
-    per_seed = pd.DataFrame(rows)
-    grouped = per_seed.groupby("strategy", sort=False)
+    return pd.DataFrame(rows)
+
+
+def summarize(curves: pd.DataFrame, reach: float = 0.95, beyond: int = 10_000) -> pd.DataFrame:
+    """One row per strategy (means over seeds): ``final_f1`` (and its std), ``final_sentences``,
+    ``final_words``; ``words_to_target`` = labeled words to reach ``reach`` x the seed's
+    full-data F1 (NaN unless every seed gets there; ``reached`` counts the seeds that do);
+    ``words_to_random`` = words to reach Random's mean final F1 (mean over the seeds that do,
+    counted in ``reached_random``: Random's own seeds end around it); ``auc`` = mean F1 over the
+    labeled-words range every run covers; ``f1_beyond`` = mean F1 over words in
+    ``[beyond, end of that range]``."""
+    seeds = per_seed(curves, reach, beyond)
+    if seeds.empty:
+        return pd.DataFrame()
+    grouped = seeds.groupby("strategy", sort=False)
     table = grouped.agg(
         seeds=("seed", "size"),
         final_f1=("final_f1", "mean"),
