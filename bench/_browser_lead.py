@@ -7,9 +7,11 @@ for evaluation), a consolidated checkpoint and a served-prediction log (``build_
 headless Chromium and visits the dashboard, error analysis and review pages in turn:
 
 * ``cold first``: the first lead page opened after the server start (the lead lands on Annotate
-  after signing in; server start ``k`` opens ``PAGES[k % 3]`` first, so ``--starts 3`` measures
-  each page so); ``cold``: a page's first visit after other lead pages (it may profit from what
-  they started, as the dashboard's prefetch of the model view);
+  after signing in and clicks the link as soon as the editor is ready; there, as for any lead,
+  the browser loads the chart code, ``ui.preload``; server start ``k`` opens ``PAGES[k % 3]``
+  first, so ``--starts 3`` measures each page so); ``cold``: a page's first visit after other
+  lead pages (it may profit from what they started, as the dashboard's prefetch of the model
+  view);
 * ``warm``: revisits, nothing changed;
 * ``after label``: the lead submits a sentence on Annotate (Enter, the live model learns) and
   opens the three pages right after the label is stored: a new model version. ``stale`` counts

@@ -77,7 +77,9 @@ def editor_data(at: AppTest) -> dict:
     """The JSON payload the token editor was mounted with in the last run."""
     import json
 
-    found = [e for e in at.get("bidi_component")]
+    from ui.editor import NAME  # other components (``ui.preload``) may be mounted too
+
+    found = [e for e in at.get("bidi_component") if e.proto.component_name == NAME]
     assert len(found) == 1, f"expected one token editor, found {len(found)}"
     proto = found[0].proto
     kind = proto.WhichOneof("data")
