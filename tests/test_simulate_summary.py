@@ -8,17 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cwal.simulate import (
-    JsonDirSink,
-    Point,
-    band,
-    per_seed,
-    progress,
-    recommend,
-    summarize,
-    words_to_reach,
-)
-from cwal.simulate.summary import format_table, mean_over
+from cwal.simulate import JsonDirSink, Point, band, progress, recommend, summarize, words_to_reach
+from cwal.simulate.summary import format_table, mean_over, per_seed
 
 
 def curve(strategy: str, seed: int, words: list[int], f1: list[float]) -> list[dict]:
