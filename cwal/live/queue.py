@@ -51,11 +51,14 @@ def candidate_seed(project_id: int, version: int) -> list[int]:
     return [int(project_id), int(version), 0xC0A1]
 
 
-def sample_candidates(
-    pool_ids: np.ndarray, labeled: set[int], n: int, seed: Sequence[int]
-) -> np.ndarray:
-    """Up to ``n`` unlabeled pool ids drawn without replacement, in draw order (deterministic)."""
-    unlabeled = pool_ids[~np.isin(pool_ids, np.fromiter(labeled, np.int64, len(labeled)))]
+def unlabeled_ids(pool_ids: np.ndarray, labeled: set[int]) -> np.ndarray:
+    """The pool ids not in ``labeled``, in pool order."""
+    return pool_ids[~np.isin(pool_ids, np.fromiter(labeled, np.int64, len(labeled)))]
+
+
+def sample_candidates(unlabeled: np.ndarray, n: int, seed: Sequence[int]) -> np.ndarray:
+    """Up to ``n`` of the ``unlabeled`` ids drawn without replacement, in draw order
+    (deterministic)."""
     if unlabeled.size <= n:
         return np.random.default_rng(seed).permutation(unlabeled)
     return np.random.default_rng(seed).choice(unlabeled, size=n, replace=False)

@@ -36,6 +36,7 @@ from cwal.live.queue import (
     candidate_seed,
     rank,
     sample_candidates,
+    unlabeled_ids,
 )
 from cwal.live.replay import LearnerSpec, LiveModel, build, replay, valid_base
 from cwal.live.scoring import prefill, prequential, rank_by_kd, rank_by_strategy, seed_of
@@ -302,8 +303,9 @@ class ProjectSession:
             cold = self.live.n_labeled == 0
         seed = candidate_seed(self.project_id, gen[1])
         pool_ids = np.asarray(self.store.pool_ids(self.project_id), dtype=np.int64)
-        cands = sample_candidates(pool_ids, labeled, self.config.candidates, seed)
-        self._unlabeled = [i for i in pool_ids.tolist() if i not in labeled]
+        unlabeled = unlabeled_ids(pool_ids, labeled)
+        cands = sample_candidates(unlabeled, self.config.candidates, seed)
+        self._unlabeled = unlabeled.tolist()
         missing = self.pool.missing(cands.tolist())
         if missing:
             self.pool.add(self.store.pool_sentences(missing))
