@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import auth, state, warmup
+from ui import auth, preload, state, warmup
 
 st.set_page_config(page_title="cwal", page_icon=":material/label:", layout="wide")
 warmup.start()  # once per process: the lead views are computed while the lead signs in
@@ -32,7 +32,7 @@ LEAD_PAGES = [
 
 
 def sidebar(user) -> None:
-    """Who is signed in, the project to work on, and sign-out."""
+    """Who is signed in, the project to work on, and sign-out (and, for a lead, ``ui.preload``)."""
     with st.sidebar:
         st.caption("Signed in as")
         st.text(f"{user.name} ({user.role})")
@@ -51,6 +51,8 @@ def sidebar(user) -> None:
         if st.button("Sign out", width="stretch"):
             auth.sign_out()
             st.rerun()
+    if user.role == "lead":
+        preload.chart_code()  # the browser loads the chart code before the first lead page
 
 
 user = auth.current_user()

@@ -6,8 +6,7 @@ then waits for that computation instead of starting its own).
 
 ``page_run`` wraps every page run (the router's ``navigation.run``): background refreshes of the
 lead views start only when no page runs, so they do not slow the page that served a view a few
-labels old. For a signed-in lead it also mounts ``ui.preload``: the browser loads the chart and
-table code before the first lead page.
+labels old.
 """
 
 from __future__ import annotations
@@ -15,28 +14,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import streamlit as st
 from sqlalchemy import Engine
 
 from db import database_url
 from db.repository.views import FOREGROUND, WARMING
-from ui import auth, preload, state
+from ui import state
 
 log = logging.getLogger(__name__)
 
 
-@contextmanager
-def page_run() -> Iterator[None]:
-    """Count the enclosed block as a page run (the router wraps ``navigation.run`` in it); a
-    lead's browser is told to load the chart code first (``ui.preload``)."""
-    user = auth.current_user()
-    if user is not None and user.role == "lead":
-        preload.chart_code()
-    with FOREGROUND.running():
-        yield
+def page_run() -> AbstractContextManager[None]:
+    """Count the enclosed block as a page run (the router wraps ``navigation.run`` in it)."""
+    return FOREGROUND.running()
 
 
 @st.cache_resource(show_spinner=False)
