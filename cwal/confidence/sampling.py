@@ -73,11 +73,6 @@ def _workspace(name: str, size: int, dtype: type) -> np.ndarray:
     return buf
 
 
-def release_workspace() -> None:
-    """Free this thread's cached buffers (they are rebuilt on the next call)."""
-    _local.__dict__.pop("spaces", None)
-
-
 @numba.njit(cache=True, nogil=True)
 def _first_seen(feat_ids, seen, active, local):
     """Number the batch's distinct features in order of first occurrence: ``active[r]`` is
