@@ -43,6 +43,7 @@ from cwal.measures import (  # noqa: E402
     calibration_rmse,
     errors_in_top,
     expected_calibration_error,
+    paired_difference,
 )
 
 DATA = ROOT.parent / "shared" / "data"
@@ -140,8 +141,9 @@ def gold_of(model, sentences) -> np.ndarray:
     return np.array([index.get(t, -1) for s in sentences for t in s.tags])
 
 
-def run_model(task, algo, model, dev, test, quick: bool, tuned: dict) -> list[dict]:
-    """Tune every applicable estimator on dev, then measure it on test."""
+def run_model(task, algo, model, dev, test, quick: bool, tuned: dict, kept: dict) -> list[dict]:
+    """Tune every applicable estimator on dev, then measure it on test; ``kept[(algo, label)]``
+    gets each absolute method's confidences and correctness (for ``calibration_gaps``)."""
     ks = (50,) if quick else K_GRID
     enc = model.encode(test)
     gold = gold_of(model, test)
@@ -159,6 +161,8 @@ def run_model(task, algo, model, dev, test, quick: bool, tuned: dict) -> list[di
         row.update(measures(conf.rank_key(), ok, conf.confidence if conf.absolute else None))
         row.update(seconds=seconds, k=kw.get("k"), s=kw.get("s"))
         row["ones"] = float(np.mean(conf.confidence == 1.0)) if conf.absolute else None
+        if conf.absolute:
+            kept[(algo, label)] = (conf.confidence, ok)
         rows.append(row)
         print(f"  {algo:4s} {label:28s} AP {row['ap']:.3f}  s={row['s']}  k={row['k']}", flush=True)
 
@@ -194,6 +198,33 @@ def run_model(task, algo, model, dev, test, quick: bool, tuned: dict) -> list[di
     row.update(measures(np.zeros(len(ok)), ok), seconds=0.0, k=None, s=None)
     rows.append(row)
     return rows
+
+
+CALIBRATED = ("cw", "KD-PC [s by ece]")  # the KD-PC row the calibration target is about
+
+
+def calibration_gaps(task: str, test, rows: list[dict], kept: dict, quick: bool) -> list[dict]:
+    """KD-PC's calibration RMSE minus that of the other absolute methods with the lowest RMSE
+    (and crfsuite's), with a 95% interval from a paired bootstrap over test sentences: is a
+    difference in the table larger than what resampling the sentences moves it by?"""
+    if CALIBRATED not in kept:
+        return []
+    mine = {(r["learner"], r["method"]): r["rmse"] for r in rows
+            if r["task"] == task and r.get("rmse") is not None}  # fmt: skip
+    others = sorted((v, key) for key, v in mine.items() if key[1].split(" ")[0] != "KD-PC")
+    chosen = [key for _, key in others[:3]]
+    chosen += [key for key in mine if key[0] == "crf" and key not in chosen]
+    lengths = [len(s) for s in test]
+    conf, ok = kept[CALIBRATED]
+    out = []
+    for key in chosen:
+        other, ok_other = kept[key]
+        d = paired_difference(calibration_rmse, lengths, conf, other, ok, ok_other,
+                              replicates=200 if quick else 1000)  # fmt: skip
+        out.append({"task": task, "versus": f"{key[0]} {key[1]}", "kd_pc_rmse": mine[CALIBRATED],
+                    "other_rmse": mine[key], "difference": d.value, "low": d.low,
+                    "high": d.high, "significant": d.significant})  # fmt: skip
+    return out
 
 
 def machine_rate(dtype=np.float32) -> float:
@@ -285,14 +316,15 @@ def main(argv: list[str] | None = None) -> int:
     args.cache.mkdir(parents=True, exist_ok=True)
     epochs = 3 if args.quick else 10
     rows: list[dict] = []
-    report: dict = {"rows": rows, "tuned": {}, "speed": None}
+    report: dict = {"rows": rows, "tuned": {}, "speed": None, "calibration_gaps": []}
     for task in args.tasks:
         train, dev, test, template = load_task(task, args.quick)
+        kept: dict = {}
         print(f"{task}: train {len(train)}, dev {len(dev)}, test {len(test)} sentences", flush=True)
         for algo in args.learners:
             model, secs = trained(task, algo, train, template, epochs, args.cache)
             print(f"  {algo} trained in {secs:.1f}s", flush=True)
-            rows.extend(run_model(task, algo, model, dev, test, args.quick, report["tuned"]))
+            rows.extend(run_model(task, algo, model, dev, test, args.quick, report["tuned"], kept))
             if algo == "cw" and task == "esp":
                 s = next(r["s"] for r in rows if r["task"] == "esp" and r["method"] == "KD-PC")
                 report["speed"] = speed(model, test, s, 2 if args.quick else 5)
@@ -303,8 +335,18 @@ def main(argv: list[str] | None = None) -> int:
             row.update(measures(conf, ok, conf), error_rate=1 - ok.mean(), seconds=secs)
             row.update(k=None, s=None)
             rows.append(row)
+            kept[("crf", "crfsuite marginals")] = (conf, ok)
+        report["calibration_gaps"].extend(calibration_gaps(task, test, rows, kept, args.quick))
     print()
     print(table(rows))
+    if report["calibration_gaps"]:
+        print("\nCalibration RMSE, KD-PC [s by ece] (cw) minus the lowest others and crfsuite,")
+        print("95% interval of a paired bootstrap over test sentences (* = excludes 0):")
+        for g in report["calibration_gaps"]:
+            mark = "*" if g["significant"] else " "
+            print(f"  {g['task']:4s} vs {g['versus']:36s} {g['kd_pc_rmse']:.4f} - "
+                  f"{g['other_rmse']:.4f} = {g['difference']:+.4f} "
+                  f"[{g['low']:+.4f}, {g['high']:+.4f}] {mark}")  # fmt: skip
     if report["speed"]:
         sp = report["speed"]
         print(

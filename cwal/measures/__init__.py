@@ -3,6 +3,7 @@
 Plain functions returning numbers, dicts or pandas DataFrames, for the dashboard and benchmarks.
 """
 
+from cwal.measures.bootstrap import Difference, paired_difference, sentence_bootstrap
 from cwal.measures.chunks import (
     Report,
     chunk_f1,
@@ -27,6 +28,7 @@ from cwal.measures.confidence import (
 
 __all__ = [
     "TIES",
+    "Difference",
     "Report",
     "average_precision",
     "brier_score",
@@ -37,9 +39,11 @@ __all__ = [
     "errors_in_top",
     "expected_calibration_error",
     "format_report",
+    "paired_difference",
     "rank_order",
     "reliability_table",
     "report_table",
+    "sentence_bootstrap",
     "split_tag",
     "start_of_chunk",
     "token_entropy",
