@@ -103,6 +103,12 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
     }  # the mean hides a wide spread: the curves are flat where they cross Random's final F1
     beyond = {s: float(table.loc[s, "f1_beyond"]) if s in table.index else math.nan
               for s in ("min-conf-margin", "min-margin")}  # fmt: skip
+    by_seed = cells.set_index(["strategy", "seed"])["f1_beyond"]
+    seed_gap = [  # paired by seed: is the mean difference larger than the seeds' spread?
+        round(float(by_seed[("min-conf-margin", seed)] - by_seed[("min-margin", seed)]), 5)
+        for seed in config.seeds
+        if ("min-conf-margin", seed) in by_seed.index and ("min-margin", seed) in by_seed.index
+    ]
     targets = {
         "kd_half_of_random_words": {
             "met": len(ratio) == len(KD)
@@ -118,6 +124,7 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
         "minconfmargin_beyond_10k": {
             "met": bool(beyond["min-conf-margin"] >= beyond["min-margin"]),
             "f1": beyond,
+            "per_seed_difference": seed_gap,
         },
         "time_limit": {
             "met": (not resumed) and wall <= TIME_LIMIT,
@@ -158,6 +165,10 @@ def show(result: dict) -> None:
         print(f"target MinConfMargin >= MinMargin beyond 10K words: "
               f"{'met' if t['minconfmargin_beyond_10k']['met'] else 'MISSED'} (mean F1 "
               f"{100 * b['min-conf-margin']:.2f} vs {100 * b['min-margin']:.2f})")  # fmt: skip
+        gaps = t["minconfmargin_beyond_10k"].get("per_seed_difference", [])
+        if gaps:
+            print("  MinConfMargin - MinMargin per seed (F1 points): "
+                  + ", ".join(f"{100 * g:+.2f}" for g in gaps))  # fmt: skip
     else:
         print("target MinConfMargin >= MinMargin beyond 10K words: n/a (shorter curves)")
     tl = t["time_limit"]
