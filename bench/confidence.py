@@ -211,6 +211,7 @@ def calibration_gaps(task: str, test, rows: list[dict], kept: dict, quick: bool)
         return []
     mine = {(r["learner"], r["method"]): r["rmse"] for r in rows
             if r["task"] == task and r.get("rmse") is not None}  # fmt: skip
+    ones = {(r["learner"], r["method"]): r.get("ones") for r in rows if r["task"] == task}
     others = sorted((v, key) for key, v in mine.items() if key[1].split(" ")[0] != "KD-PC")
     chosen = [key for _, key in others[:3]]
     chosen += [key for key in mine if key[0] == "crf" and key not in chosen]
@@ -222,7 +223,7 @@ def calibration_gaps(task: str, test, rows: list[dict], kept: dict, quick: bool)
         d = paired_difference(calibration_rmse, lengths, conf, other, ok, ok_other,
                               replicates=200 if quick else 1000)  # fmt: skip
         out.append({"task": task, "versus": f"{key[0]} {key[1]}", "kd_pc_rmse": mine[CALIBRATED],
-                    "other_rmse": mine[key], "difference": d.value, "low": d.low,
+                    "other_rmse": mine[key], "other_ones": ones.get(key), "difference": d.value, "low": d.low,
                     "high": d.high, "significant": d.significant})  # fmt: skip
     return out
 
@@ -341,12 +342,15 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows))
     if report["calibration_gaps"]:
         print("\nCalibration RMSE, KD-PC [s by ece] (cw) minus the lowest others and crfsuite,")
-        print("95% interval of a paired bootstrap over test sentences (* = excludes 0):")
+        print("95% interval of a paired bootstrap over test sentences (* = excludes 0); the share")
+        print("of the other method's tokens at confidence 1.0 (near 100%: a constant 1.0 scores")
+        print("|accuracy - 0.975| on the paper's RMSE, whatever its confidence says):")
         for g in report["calibration_gaps"]:
             mark = "*" if g["significant"] else " "
+            at_one = "" if g["other_ones"] is None else f"  {100 * g['other_ones']:.1f}% at 1.0"
             print(f"  {g['task']:4s} vs {g['versus']:36s} {g['kd_pc_rmse']:.4f} - "
                   f"{g['other_rmse']:.4f} = {g['difference']:+.4f} "
-                  f"[{g['low']:+.4f}, {g['high']:+.4f}] {mark}")  # fmt: skip
+                  f"[{g['low']:+.4f}, {g['high']:+.4f}] {mark}{at_one}")  # fmt: skip
     if report["speed"]:
         sp = report["speed"]
         print(
