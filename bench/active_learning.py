@@ -96,14 +96,13 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
     pick, why = recommend(table)
     rnd_words = table.loc["random", "final_words"] if "random" in table.index else math.nan
     ratio = {s: table.loc[s, "words_to_random"] / rnd_words for s in KD if s in table.index}
-    cells = per_seed(curves)
+    cells = per_seed(curves).set_index(["strategy", "seed"])
     seed_ratio = {
-        s: (cells[cells["strategy"] == s]["words_to_random"] / rnd_words).round(3).tolist()
-        for s in ratio
+        s: (cells.loc[s, "words_to_random"] / rnd_words).round(3).tolist() for s in ratio
     }  # the mean hides a wide spread: the curves are flat where they cross Random's final F1
     beyond = {s: float(table.loc[s, "f1_beyond"]) if s in table.index else math.nan
               for s in ("min-conf-margin", "min-margin")}  # fmt: skip
-    by_seed = cells.set_index(["strategy", "seed"])["f1_beyond"]
+    by_seed = cells["f1_beyond"]
     seed_gap = [  # paired by seed: is the mean difference larger than the seeds' spread?
         round(float(by_seed[("min-conf-margin", seed)] - by_seed[("min-margin", seed)]), 5)
         for seed in config.seeds

@@ -210,10 +210,9 @@ def calibration_gaps(task: str, test, rows: list[dict], kept: dict, quick: bool)
     difference in the table larger than what resampling the sentences moves it by?"""
     if CALIBRATED not in kept:
         return []
-    mine = {(r["learner"], r["method"]): r["rmse"] for r in rows
+    mine = {(r["learner"], r["method"]): r for r in rows
             if r["task"] == task and r.get("rmse") is not None}  # fmt: skip
-    ones = {(r["learner"], r["method"]): r.get("ones") for r in rows if r["task"] == task}
-    others = sorted((v, key) for key, v in mine.items() if key[1].split(" ")[0] != "KD-PC")
+    others = sorted((r["rmse"], key) for key, r in mine.items() if key[1].split(" ")[0] != "KD-PC")
     chosen = [key for _, key in others[:3]]
     chosen += [key for key in mine if key[0] == "crf" and key not in chosen]
     lengths = [len(s) for s in test]
@@ -227,9 +226,9 @@ def calibration_gaps(task: str, test, rows: list[dict], kept: dict, quick: bool)
             {
                 "task": task,
                 "versus": f"{key[0]} {key[1]}",
-                "kd_pc_rmse": mine[CALIBRATED],
-                "other_rmse": mine[key],
-                "other_ones": ones.get(key),
+                "kd_pc_rmse": mine[CALIBRATED]["rmse"],
+                "other_rmse": mine[key]["rmse"],
+                "other_ones": mine[key].get("ones"),
                 "difference": d.value,
                 "low": d.low,
                 "high": d.high,

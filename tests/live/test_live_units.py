@@ -89,12 +89,13 @@ def test_valid_base_skips_checkpoints_an_undo_invalidated() -> None:
 def test_candidate_sample_is_deterministic_and_unlabeled() -> None:
     pool = np.arange(100, 400, dtype=np.int64)
     labeled = set(range(100, 300, 2))
-    a = sample_candidates(unlabeled_ids(pool, labeled), 50, [1, 7])
-    b = sample_candidates(unlabeled_ids(pool, labeled), 50, [1, 7])
-    c = sample_candidates(unlabeled_ids(pool, labeled), 50, [1, 8])
+    free = unlabeled_ids(pool, labeled)
+    a = sample_candidates(free, 50, [1, 7])
+    b = sample_candidates(free, 50, [1, 7])
+    c = sample_candidates(free, 50, [1, 8])
     assert a.tolist() == b.tolist() != c.tolist()
     assert len(set(a.tolist())) == 50 and not set(a.tolist()) & labeled
-    everything = sample_candidates(unlabeled_ids(pool, labeled), 10_000, [1, 7])
+    everything = sample_candidates(free, 10_000, [1, 7])
     assert sorted(everything.tolist()) == sorted(set(pool.tolist()) - labeled)
 
 
