@@ -19,7 +19,7 @@ from cwal.io.source import (
     PathLike,
     Source,
     as_source,
-    is_blank_token,
+    check_tokens,
     iter_lines,
     open_text,
 )
@@ -69,9 +69,7 @@ def _sentence(source: Source, lineno: int, text: str, rules: TagRules) -> Senten
     tokens = _strings(source, lineno, obj, "tokens")
     if not tokens:
         raise source.error(lineno, '"tokens" is empty')
-    for p, tok in enumerate(tokens):
-        if is_blank_token(tok):
-            raise source.error(lineno, f"empty token {tok!r} at position {p}")
+    check_tokens(source, lineno, tokens)
     tags = None
     if obj.get("tags") is not None:
         tags = _strings(source, lineno, obj, "tags")
@@ -79,6 +77,7 @@ def _sentence(source: Source, lineno: int, text: str, rules: TagRules) -> Senten
             raise source.error(
                 lineno, f'length mismatch: "tags" has {len(tags)} items, "tokens" has {len(tokens)}'
             )
+        check_tokens(source, lineno, tags, "tag")
         tags = rules.apply(source, tags, lambda i: (lineno, f" at position {i}"))
     columns: dict[str, list[str]] = {}
     meta: dict[str, Any] = {}
@@ -90,6 +89,8 @@ def _sentence(source: Source, lineno: int, text: str, rules: TagRules) -> Senten
             and len(value) == len(tokens)
             and all(isinstance(v, str) for v in value)
         )
+        if per_token:
+            check_tokens(source, lineno, value, f"{key!r} value")
         (columns if per_token else meta)[key] = value
     return Sentence(tokens, tags, columns, meta, lineno)
 
