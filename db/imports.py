@@ -85,14 +85,17 @@ class _Input:
 
 
 def _scan(chunks: Iterable[bytes]) -> tuple[str, int]:
+    """The content hash and the number of lines (LF, CRLF or CR-only ends) of a file's bytes."""
     digest = hashlib.sha256()
     lines = 0
     last = b""
     for chunk in chunks:
         digest.update(chunk)
-        lines += chunk.count(b"\n")
+        lines += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+        if last == b"\r" and chunk[:1] == b"\n":
+            lines -= 1  # a CRLF split between two chunks
         last = chunk[-1:] or last
-    return digest.hexdigest(), lines + (1 if last and last != b"\n" else 0)
+    return digest.hexdigest(), lines + (1 if last and last not in b"\r\n" else 0)
 
 
 def _from_path(path: str | os.PathLike) -> _Input:

@@ -19,7 +19,7 @@ from cwal.io.source import (
     PathLike,
     Source,
     as_source,
-    is_blank_token,
+    check_tokens,
     iter_lines,
     open_text,
 )
@@ -85,9 +85,7 @@ def _sentence(source: Source, lineno: int, text: str, rules: TagRules) -> Senten
     tokens = _strings(source, lineno, obj, "tokens")
     if not tokens:
         raise source.error(lineno, '"tokens" is empty')
-    for p, tok in enumerate(tokens):
-        if is_blank_token(tok):
-            raise source.error(lineno, f"empty token {tok!r} at position {p}")
+    check_tokens(source, lineno, tokens)
     tags = None
     if obj.get("tags") is not None:
         tags = _strings(source, lineno, obj, "tags")
@@ -95,6 +93,7 @@ def _sentence(source: Source, lineno: int, text: str, rules: TagRules) -> Senten
             raise source.error(
                 lineno, f'length mismatch: "tags" has {len(tags)} items, "tokens" has {len(tokens)}'
             )
+        check_tokens(source, lineno, tags, "tag")
         tags = rules.apply(source, tags, lambda i: (lineno, f" at position {i}"))
     columns: dict[str, list[str]] = {}
     meta: dict[str, Any] = {}
@@ -106,6 +105,8 @@ def _sentence(source: Source, lineno: int, text: str, rules: TagRules) -> Senten
             and len(value) == len(tokens)
             and all(isinstance(v, str) for v in value)
         )
+        if per_token:
+            check_tokens(source, lineno, value, f"{key!r} value")
         (columns if per_token else meta)[key] = value
     return Sentence(tokens, tags, columns, meta, lineno)
 
