@@ -42,13 +42,24 @@ def read_jsonl(
     return _read(as_source(path), encoding, rules, max_line)
 
 
-def _read(source: Source, encoding: str, rules: TagRules, max_line: int) -> Iterator[Sentence]:
+def json_lines(
+    source: Source, encoding: str = "utf-8", max_line: int = MAX_LINE
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, object)`` for each non-blank line of a JSON Lines file; a line that is not a JSON
+    object, or a file without any, raises ``CorpusError`` with the line."""
     lineno = 0
     seen = False
     for lineno, text in iter_lines(source, encoding, max_line):
         if not text.strip():
             continue
-        yield _sentence(source, lineno, text, rules)
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise source.error(lineno, f"bad JSON: {exc.msg} at column {exc.colno}") from None
+        if not isinstance(obj, dict):
+            what = "an array" if isinstance(obj, list) else type(obj).__name__
+            raise source.error(lineno, f"expected one JSON object per line, found {what}")
+        yield lineno, obj
         seen = True
     if not seen:
         if lineno == 0:
@@ -56,14 +67,12 @@ def _read(source: Source, encoding: str, rules: TagRules, max_line: int) -> Iter
         raise source.error(lineno, "no sentences (only blank lines)")
 
 
-def _sentence(source: Source, lineno: int, text: str, rules: TagRules) -> Sentence:
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise source.error(lineno, f"bad JSON: {exc.msg} at column {exc.colno}") from None
-    if not isinstance(obj, dict):
-        what = "an array" if isinstance(obj, list) else type(obj).__name__
-        raise source.error(lineno, f"expected one JSON object per line, found {what}")
+def _read(source: Source, encoding: str, rules: TagRules, max_line: int) -> Iterator[Sentence]:
+    for lineno, obj in json_lines(source, encoding, max_line):
+        yield _sentence(source, lineno, obj, rules)
+
+
+def _sentence(source: Source, lineno: int, obj: dict, rules: TagRules) -> Sentence:
     if "tokens" not in obj:
         raise source.error(lineno, 'missing key "tokens"')
     tokens = _strings(source, lineno, obj, "tokens")
