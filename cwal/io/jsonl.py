@@ -42,24 +42,21 @@ def read_jsonl(
     return _read(as_source(path), encoding, rules, max_line)
 
 
+MAX_DEPTH = 32  # levels of nested lists/objects in one line (a sentence needs 2)
+
+
 def json_lines(
     source: Source, encoding: str = "utf-8", max_line: int = MAX_LINE
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line, object)`` for each non-blank line of a JSON Lines file; a line that is not a JSON
-    object, or a file without any, raises ``CorpusError`` with the line."""
+    object (or nests deeper than ``MAX_DEPTH``), or a file without any, raises ``CorpusError``
+    with the line."""
     lineno = 0
     seen = False
     for lineno, text in iter_lines(source, encoding, max_line):
         if not text.strip():
             continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise source.error(lineno, f"bad JSON: {exc.msg} at column {exc.colno}") from None
-        if not isinstance(obj, dict):
-            what = "an array" if isinstance(obj, list) else type(obj).__name__
-            raise source.error(lineno, f"expected one JSON object per line, found {what}")
-        yield lineno, obj
+        yield lineno, _object(source, lineno, text)
         seen = True
     if not seen:
         if lineno == 0:
@@ -70,6 +67,30 @@ def json_lines(
 def _read(source: Source, encoding: str, rules: TagRules, max_line: int) -> Iterator[Sentence]:
     for lineno, obj in json_lines(source, encoding, max_line):
         yield _sentence(source, lineno, obj, rules)
+
+
+def _depth(value: Any, limit: int) -> bool:
+    """True when ``value`` nests lists/objects deeper than ``limit`` levels."""
+    if limit < 0:
+        return True
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(_depth(v, limit - 1) for v in items if isinstance(v, dict | list))
+
+
+def _object(source: Source, lineno: int, text: str) -> dict[str, Any]:
+    too_deep = f"JSON nested deeper than {MAX_DEPTH} levels"
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise source.error(lineno, f"bad JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise source.error(lineno, too_deep) from None
+    if _depth(obj, MAX_DEPTH):
+        raise source.error(lineno, too_deep)
+    if not isinstance(obj, dict):
+        what = "an array" if isinstance(obj, list) else type(obj).__name__
+        raise source.error(lineno, f"expected one JSON object per line, found {what}")
+    return obj
 
 
 def _sentence(source: Source, lineno: int, obj: dict, rules: TagRules) -> Sentence:
