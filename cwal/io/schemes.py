@@ -138,12 +138,6 @@ def spans(tags: Sequence[str], scheme: str | Scheme) -> list[Span]:
     return _decode(tags, sch.starts, sch.ends)
 
 
-def lenient_spans(tags: Sequence[str]) -> list[Span]:
-    """The chunks of ``tags`` in whatever scheme they are: a prefix opens or closes a chunk if it
-    does so in any scheme (IOB1, IOB2, BIOES, BILOU and IOE tags all read right)."""
-    return _decode(tags, _ANY_STARTS, _ANY_ENDS)
-
-
 def from_spans(chunks: Iterable[Span], length: int, scheme: str | Scheme) -> list[str]:
     """The tags of ``length`` tokens holding ``chunks`` (sorted, non-overlapping) under ``scheme``."""
     sch = get(scheme)
