@@ -16,8 +16,7 @@ from ui.safe import md
 
 MODE_NAMES = {"online": "learns online", "retrain": "retrains at each evaluation"}
 
-lead = auth.require_lead()
-project = state.current_project()
+lead, project = auth.require_project_lead()
 st.title("Compare strategies")
 if project is None:
     st.info("There is no project yet: create one on the Projects page.")
