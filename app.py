@@ -65,6 +65,7 @@ def sidebar(user) -> str | None:
     return role
 
 
+state.check_database()  # a damaged database file: a clear message instead of a traceback
 user = auth.current_user()
 if user is None:
     navigation = st.navigation(

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from cwal.io import schemes
+from db import backup as backups
 from db import exports, imports
 from db import repository as repo
 from ui import state
@@ -185,6 +186,17 @@ def accounts(actor: repo.UserInfo, project_id: int) -> list[tuple[int, str]]:
     return [(u.id, u.name) for u in repo.list_users(state.engine())]
 
 
+def backup_hint() -> str | None:
+    """None when the app can take a backup itself (SQLite); else how to take one (pg_dump)."""
+    return None if state.engine().url.get_backend_name() == "sqlite" else backups.PG_HINT
+
+
+@lead_only
+def backup_database(actor: repo.UserInfo) -> bytes:
+    """An online backup of the whole SQLite store (also kept under CWAL_HOME/backups); its bytes."""
+    return backups.backup(state.engine()).read_bytes()
+
+
 LEAD_ACTIONS = (
     create_project,
     import_upload,
@@ -199,4 +211,5 @@ LEAD_ACTIONS = (
     remove_member,
     list_members,
     accounts,
+    backup_database,
 )

@@ -9,7 +9,10 @@ import numpy as np
 
 from cwal.live import kd
 from cwal.live.queue import Scored, rank
-from cwal.strategies import STRATEGIES, make_strategy
+from cwal.strategies import STRATEGIES, base_name, make_strategy
+
+LIVE_BLOCK = 10
+"""Sentences a diverse strategy keeps free of near-duplicates and neighbours at a time live."""
 
 
 def seed_of(*parts: int) -> int:
@@ -56,13 +59,15 @@ def rank_by_strategy(
     version: int,
     generation: tuple[int, int],
 ) -> Scored:
-    """Candidates ranked by any ``cwal.strategies`` strategy's score (lower first), ties to the
-    shorter sentence (pre-fills are then computed per served sentence)."""
-    cls = STRATEGIES[name]
-    accepted = inspect.signature(cls).parameters
+    """Candidates ranked by any ``cwal.strategies`` strategy's ``score`` and ``order`` (lower
+    first, ties to the shorter sentence, then the lower id; a ``+diverse`` one spreads
+    near-duplicates over blocks of ``LIVE_BLOCK``); pre-fills are computed per served sentence."""
+    accepted = inspect.signature(STRATEGIES[base_name(name)]).parameters
     params = {key: v for key, v in (("k", k), ("s", s)) if key in accepted}
-    score = np.asarray(make_strategy(name, **params).score(kd.RowsModel(rows), list(cands), seed))
-    out = Scored(version, generation, rank(cands, score, lengths), name)
+    strategy, model, sentences = make_strategy(name, **params), kd.RowsModel(rows), list(cands)
+    score = np.asarray(strategy.score(model, sentences, seed), dtype=np.float64)
+    order = strategy.order(model, sentences, score, lengths, cands.tolist(), cands, LIVE_BLOCK)
+    out = Scored(version, generation, [int(i) for i in cands[order]], name)
     out.score.update({int(i): float(v) for i, v in zip(cands.tolist(), score, strict=True)})
     return out
 

@@ -82,7 +82,23 @@ class Strategy:
         if scores.shape != (size,):
             raise RuntimeError(f"{self.name}.score returned shape {scores.shape}, want ({size},)")
         lengths = np.array([len(s) for s in sample])
-        order = np.lexsort((np.arange(size), lengths, scores))[: int(n)]
-        self.candidates_ = [keys[i] for i in picked]
+        drawn = [keys[i] for i in picked]
+        order = self.order(model, sample, scores, lengths, drawn, np.arange(size), int(n))
+        self.candidates_ = drawn
         self.scores_ = scores
-        return [keys[picked[i]] for i in order]
+        return [drawn[i] for i in order[: int(n)]]
+
+    def order(
+        self,
+        model: Any,
+        sentences: Sequence[Sentence],
+        scores: np.ndarray,
+        lengths: np.ndarray,
+        keys: Sequence[Hashable],
+        tiebreak: np.ndarray,
+        n: int,
+    ) -> np.ndarray:
+        """The candidates' positions, best first: lowest score, then the shorter sentence, then
+        the lower ``tiebreak`` (the draw order in ``select``, the sentence id live). ``n`` is how
+        many will be taken at once (a batch); wrappers such as ``Diverse`` use it and ``keys``."""
+        return np.lexsort((tiebreak, lengths, scores))

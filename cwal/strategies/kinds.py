@@ -18,7 +18,7 @@ from cwal.strategies.base import Strategy
 
 
 def _sentence_reduce(conf: Confidence, values: np.ndarray, how: str) -> np.ndarray:
-    """Per-sentence min / max / mean of per-token ``values`` (+inf for an empty sentence)."""
+    """Per-sentence min / max / sum / mean of per-token ``values`` (+inf for an empty sentence)."""
     off = conf.sent_offsets
     out = np.full(conf.n_sentences, np.inf)
     nonempty = np.flatnonzero(np.diff(off) > 0)
@@ -28,6 +28,8 @@ def _sentence_reduce(conf: Confidence, values: np.ndarray, how: str) -> np.ndarr
             out[nonempty] = np.minimum.reduceat(values, starts)
         elif how == "max":
             out[nonempty] = np.maximum.reduceat(values, starts)
+        elif how == "sum":
+            out[nonempty] = np.add.reduceat(values, starts)
         else:
             out[nonempty] = np.add.reduceat(values, starts) / np.diff(off)[nonempty]
     return out

@@ -56,6 +56,7 @@ def _arguments(name: str, project_id: int, user_id: int) -> tuple:
         "remove_member": (project_id, user_id),
         "list_members": (project_id,),
         "accounts": (project_id,),
+        "backup_database": (),
     }[name]
 
 
