@@ -8,7 +8,9 @@
 Results go to a folder of JSON files (``--out``; rerun the same command to resume) or to the
 database (``--db``; resume with ``--resume KEY``). The table at the end gives, per strategy, the
 final F1, labeled words, the words needed to reach 95% of the full-data F1 and Random's final F1,
-and the area under the F1-vs-words curve; ``--json`` prints it as JSON instead.
+and the area under the F1-vs-words curve; then each strategy's words per picked sentence and its
+words to reach Random's final F1 and 95% / 99% of the full-data F1 relative to Random's, with a
+95% bootstrap interval over the seeds (five by default); ``--json`` prints both as JSON instead.
 """
 
 from __future__ import annotations
@@ -25,15 +27,18 @@ from typing import Any
 from cwal.cli import UsageError, add_corpus_options, guess_template, read_labeled
 from cwal.corpora import TASKS
 from cwal.simulate import (
+    DEFAULT_SEEDS,
     DEFAULT_STRATEGIES,
     FULL_DATA,
     MODES,
     JsonDirSink,
     Ref,
     SimConfig,
+    format_costs,
     recommend,
     run_experiment,
     summarize,
+    word_costs,
 )
 from cwal.simulate.summary import format_table
 
@@ -79,7 +84,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     run = p.add_argument_group("protocol")
     run.add_argument("--strategies", nargs="+", default=list(DEFAULT_STRATEGIES),
                      help=f"default: {' '.join(DEFAULT_STRATEGIES)}")  # fmt: skip
-    run.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    run.add_argument("--seeds", nargs="+", type=int, default=list(DEFAULT_SEEDS),
+                     help=f"default: {' '.join(map(str, DEFAULT_SEEDS))}")  # fmt: skip
     run.add_argument("--budget", type=int, default=2000, help="labeled sentences at the end")
     run.add_argument("--initial", type=int, default=50)
     run.add_argument("--batch", type=int, default=10, help="sentences labeled per step")
@@ -182,11 +188,16 @@ def report(curves: Any, as_json: bool, extra: dict[str, Any]) -> None:
         print("no finished curves")
         return
     pick, why = recommend(table)
+    costs = word_costs(curves)
     if as_json:
         rows = json.loads(table.reset_index().to_json(orient="records"))
-        print(json.dumps({**extra, "summary": rows, "recommended": pick, "why": why}, indent=2))
+        cost_rows = json.loads(costs.reset_index().to_json(orient="records")) if len(costs) else []
+        print(json.dumps({**extra, "summary": rows, "word_costs": cost_rows, "recommended": pick,
+                          "why": why}, indent=2))  # fmt: skip
     else:
         print(format_table(table))
+        print()
+        print(format_costs(costs))
         print(f"\nrecommended: {pick} ({why})")
 
 
