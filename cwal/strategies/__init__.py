@@ -1,16 +1,21 @@
 """Query strategies for active learning: which unlabeled sentences to annotate next.
 
-``make_strategy(name, **params)`` builds one by name; ``strategy.select(model, pool, n, ids)``
-returns the ids of the n sentences to ask for (docs/algorithms.md §4).
+``make_strategy(name, **params)`` builds one by name; ``strategy.rank(model, batch, seed)`` scores
+and orders a batch (the live queue's code path), ``strategy.select(model, pool, n, ids)`` returns
+the ids of the n sentences to ask for from a random candidate sample (docs/algorithms.md §4).
+``register`` adds a strategy class (see :mod:`cwal.strategies.base`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cwal.strategies.base import DEFAULT_CANDIDATES, Strategy
+from cwal.strategies.base import DEFAULT_CANDIDATES, STRATEGIES, Strategy, register
 from cwal.strategies.kinds import (
+    KBV,
     KDPC,
+    WKBV,
+    Delta,
     KDFixed,
     MaxEntropy,
     MeanEntropy,
@@ -18,11 +23,7 @@ from cwal.strategies.kinds import (
     MinMargin,
     Random,
 )
-
-STRATEGIES: dict[str, type[Strategy]] = {
-    cls.name: cls
-    for cls in (KDPC, KDFixed, MinMargin, MinConfMargin, MaxEntropy, MeanEntropy, Random)
-}
+from cwal.strategies.order import Ranking, order
 
 
 def make_strategy(name: str, **params: Any) -> Strategy:
@@ -36,14 +37,20 @@ def make_strategy(name: str, **params: Any) -> Strategy:
 
 __all__ = [
     "DEFAULT_CANDIDATES",
+    "KBV",
     "KDPC",
     "STRATEGIES",
+    "WKBV",
+    "Delta",
     "KDFixed",
     "MaxEntropy",
     "MeanEntropy",
     "MinConfMargin",
     "MinMargin",
     "Random",
+    "Ranking",
     "Strategy",
     "make_strategy",
+    "order",
+    "register",
 ]
