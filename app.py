@@ -55,6 +55,7 @@ def sidebar(user) -> None:
         preload.chart_code()  # the browser loads the chart code before the first lead page
 
 
+state.check_database()  # a damaged database file: a clear message instead of a traceback
 user = auth.current_user()
 if user is None:
     navigation = st.navigation(

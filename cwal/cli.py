@@ -27,7 +27,7 @@ from cwal.io.conll import parse_roles
 from cwal.io.sentence import Sentence
 from cwal.learners.defaults import DEFAULT_EPOCHS
 
-COMMAND_MODULES: tuple[str, ...] = ("cwal.cli", "cwal.cli_simulate")
+COMMAND_MODULES: tuple[str, ...] = ("cwal.cli", "cwal.cli_simulate", "cwal.cli_backup")
 LEARNER_NAMES = ("arow", "cw", "pa", "perceptron", "kbest-pa", "arow-kc", "cw-kc", "c-spv", "l-spv",
                  "mec", "maxent-l1")  # fmt: skip
 CHUNK_TYPES = frozenset(

@@ -30,6 +30,18 @@ from db.repository.sentences import add_sentences, check_split, create_batch, fi
 
 TagsAs = Literal["gold", "annotations"]
 _HASH_CHUNK = 1 << 20
+DEFAULT_MAX_UPLOAD_MB = 200
+
+
+def max_upload_bytes() -> int:
+    """The upload size limit: ``CWAL_MAX_UPLOAD_MB`` (default 200, as Streamlit's
+    ``server.maxUploadSize`` in .streamlit/config.toml) in bytes."""
+    raw = os.environ.get("CWAL_MAX_UPLOAD_MB", "")
+    try:
+        mb = float(raw) if raw.strip() else DEFAULT_MAX_UPLOAD_MB
+    except ValueError:
+        mb = DEFAULT_MAX_UPLOAD_MB
+    return int(mb * 1024 * 1024) if mb > 0 else int(DEFAULT_MAX_UPLOAD_MB * 1024 * 1024)
 
 
 @dataclass(frozen=True)
@@ -73,14 +85,17 @@ class _Input:
 
 
 def _scan(chunks: Iterable[bytes]) -> tuple[str, int]:
+    """The content hash and the number of lines (LF, CRLF or CR-only ends) of a file's bytes."""
     digest = hashlib.sha256()
     lines = 0
     last = b""
     for chunk in chunks:
         digest.update(chunk)
-        lines += chunk.count(b"\n")
+        lines += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+        if last == b"\r" and chunk[:1] == b"\n":
+            lines -= 1  # a CRLF split between two chunks
         last = chunk[-1:] or last
-    return digest.hexdigest(), lines + (1 if last and last != b"\n" else 0)
+    return digest.hexdigest(), lines + (1 if last and last not in b"\r\n" else 0)
 
 
 def _from_path(path: str | os.PathLike) -> _Input:
@@ -251,6 +266,14 @@ def import_bytes(
     options are those of :func:`import_file`."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise InvalidValueError("import_bytes takes the file's bytes")
+    limit = max_upload_bytes()
+    if len(data) > limit:
+        raise CorpusError(
+            name,
+            None,
+            f"the file has {len(data) / 2**20:.1f} MB, over the upload limit of "
+            f"{limit / 2**20:.0f} MB (CWAL_MAX_UPLOAD_MB); split the file or raise the limit",
+        )
     return _run(engine, project_id, [_from_bytes(bytes(data), name)], **options)[0]
 
 

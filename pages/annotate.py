@@ -36,12 +36,15 @@ if first is not None and not annotator().types and not first["tags"]:
 
 def on_action() -> None:
     """Runs before the fragment re-renders: save the answer, then the next sentence is fetched."""
+    if auth.current_user() is None:  # signed out or deleted since the page ran
+        return
     annotator().handle((st.session_state.get(editor_key) or {}).get("action"))
 
 
 @st.fragment
 def workbench() -> None:
     """The editor and the counters; an action re-runs only this part of the page."""
+    auth.require_user()  # a fragment re-run skips the page's own check
     work = annotator()
     token_editor(work.payload(), key=editor_key, on_action=on_action)
     stats = work.counters()

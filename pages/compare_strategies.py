@@ -81,6 +81,7 @@ def chart(curves: pd.DataFrame, axis: str) -> alt.LayerChart:
 
 @st.fragment(run_every=2.0 if running else None)
 def live() -> None:
+    auth.require_lead()  # a fragment re-run skips the page's own check
     exp = sims.get_experiment(engine, key)
     if exp.status != "done":
         done, alive = sims.experiment_progress(engine, exp), sims.is_running(key)

@@ -65,3 +65,13 @@ st.download_button(
     type="primary",
     on_click="ignore",
 )
+
+st.subheader("Backup")
+hint = actions.backup_hint()
+if hint is None:
+    st.caption("The whole database (every project, user and label), copied while annotators work.")
+    st.download_button("Export backup", data=lambda: actions.backup_database(lead),
+                       file_name=f"cwal-{stamp}.sqlite3", mime="application/vnd.sqlite3",
+                       on_click="ignore")  # fmt: skip
+else:
+    st.caption(md(hint[0].upper() + hint[1:] + "."))

@@ -4,6 +4,9 @@ a million values, the tail frequencies, and no correlation between neighbouring 
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numba
 import numpy as np
 import pytest
@@ -64,3 +67,18 @@ def test_portable_gather_path_gives_the_same_values(monkeypatch, dtype):
     width = rnd._WIDTH32F if dtype == np.float32 else rnd._WIDTH32
     fill(stream(4, 1), keys, scale, np.zeros(0, np.int64), -1.0, 25, got, width, 0, 3)
     assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ir_kernel_gives_the_values_of_the_plain_numba_generator(dtype):
+    """bench/noise.py's one-value-at-a-time numba version of the generator (the reference the IR
+    kernel's speed is measured against) gives the same bits, slow-path words included."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import noise
+
+    keys = np.array([0, 1, 7, 2**40 + 3] + list(range(100, 400)))
+    scale = np.random.default_rng(1).random((keys.size, 5)) + 0.1
+    want = scaled_normals(stream(9, 3), keys, scale, 31, dtype)
+    assert np.array_equal(noise.plain_normals(stream(9, 3), keys, scale, 31, dtype), want)
+    misses = np.abs(want / np.repeat(scale, 31, axis=1)) > rnd._R  # tails: slow path only
+    assert misses.any()

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from cwal.io import schemes
+from db import backup as backups
 from db import exports, imports
 from db import repository as repo
 from ui import state
@@ -148,6 +149,17 @@ def set_password(actor: repo.UserInfo, user_id: int, password: str) -> None:
     repo.set_password(state.engine(), user_id, password)
 
 
+def backup_hint() -> str | None:
+    """None when the app can take a backup itself (SQLite); else how to take one (pg_dump)."""
+    return None if state.engine().url.get_backend_name() == "sqlite" else backups.PG_HINT
+
+
+@lead_only
+def backup_database(actor: repo.UserInfo) -> bytes:
+    """An online backup of the whole SQLite store (also kept under CWAL_HOME/backups); its bytes."""
+    return backups.backup(state.engine()).read_bytes()
+
+
 LEAD_ACTIONS = (
     create_project,
     import_upload,
@@ -158,4 +170,5 @@ LEAD_ACTIONS = (
     add_user,
     set_role,
     set_password,
+    backup_database,
 )

@@ -9,6 +9,7 @@ from sqlalchemy import Engine
 from cwal.live import ProjectSession
 from db import database_url, open_database
 from db import repository as repo
+from db.engine import DatabaseDamagedError
 from db.repository.views import idle_gate
 from db.store import SqlStore
 
@@ -23,6 +24,15 @@ def _engine(url: str) -> Engine:
 def engine() -> Engine:
     """The engine for ``CWAL_DATABASE_URL`` (migrated to head on first use in this process)."""
     return _engine(database_url())
+
+
+def check_database() -> None:
+    """Open the store once; a damaged database file stops every page with what to do."""
+    try:
+        engine()
+    except DatabaseDamagedError as exc:
+        st.error(f"cwal cannot start: {exc}.")
+        st.stop()
 
 
 def open_live_session(engine: Engine, project_id: int) -> ProjectSession:

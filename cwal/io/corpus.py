@@ -9,7 +9,7 @@ from typing import Any, BinaryIO
 from cwal.io.conll import DOCSTART, read_conll
 from cwal.io.jsonl import read_jsonl
 from cwal.io.sentence import Sentence
-from cwal.io.source import MAX_LINE, PathLike, Source, as_source, split_fields
+from cwal.io.source import MAX_LINE, PathLike, Source, as_source, raw_lines, split_fields
 from cwal.io.text import read_text
 
 FORMATS = ("conll", "jsonl", "text")
@@ -40,8 +40,8 @@ def detect_format(source: PathLike | Source) -> str:
     blank_between = False
     pending_blank = False
     with src.open() as handle:
-        for raw in iter(lambda: handle.readline(MAX_LINE), b""):
-            text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").rstrip("\r\n")
+        for raw in raw_lines(handle, MAX_LINE):
+            text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
             fields = split_fields(text)
             if not fields:
                 pending_blank = n_rows > 0

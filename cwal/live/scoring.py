@@ -9,7 +9,10 @@ import numpy as np
 from cwal.confidence import SAMPLING
 from cwal.live import kd
 from cwal.live.queue import Scored
-from cwal.strategies import STRATEGIES, make_strategy
+from cwal.strategies import STRATEGIES, base_name, make_strategy
+
+LIVE_BLOCK = 10
+"""Sentences a diverse strategy keeps free of near-duplicates and neighbours at a time live."""
 
 
 def seed_of(*parts: int) -> int:
@@ -20,7 +23,7 @@ def seed_of(*parts: int) -> int:
 def strategy_for(name: str, *, k: int, s: float, candidates: int):
     """The strategy object the live queue ranks with (draw count and scale only for the
     strategies that draw)."""
-    drawn = getattr(STRATEGIES[name], "method", None) in SAMPLING
+    drawn = getattr(STRATEGIES[base_name(name)], "method", None) in SAMPLING
     params = {"k": k, "s": s} if drawn else {}
     return make_strategy(name, candidates=candidates, **params)
 
@@ -38,15 +41,16 @@ def rank_candidates(
 ) -> Scored:
     """Candidates (in draw order) ranked by the strategy's own ``rank`` on the row snapshot (the
     code path ``select`` and simulations run); with each one's predicted tags and confidences
-    when the strategy estimated them (else pre-fills are computed per served sentence)."""
+    when the strategy estimated them (else pre-fills are computed per served sentence). A
+    ``+diverse`` strategy spreads near-duplicates over blocks of ``LIVE_BLOCK``."""
     strategy = strategy_for(name, k=k, s=s, candidates=max(len(cands), 1))
-    ranking = strategy.rank(kd.RowsModel(rows), rows.enc, seed)
     ids = cands.tolist()
+    ranking = strategy.rank(kd.RowsModel(rows), rows.enc, seed, ids, LIVE_BLOCK)
     out = Scored(version, generation, [ids[i] for i in ranking.order], name, seed=seed)
     out.candidates = ids
     out.score.update({i: float(v) for i, v in zip(ids, ranking.score, strict=True)})
     conf = ranking.confidence
-    if conf is not None and name in ("kd-pc", "kd-fixed"):
+    if conf is not None and base_name(name) in ("kd-pc", "kd-fixed"):
         off = conf.sent_offsets
         for b, sid in enumerate(ids):
             t0, t1 = int(off[b]), int(off[b + 1])

@@ -12,6 +12,7 @@ sentence leased to someone else.
 
 from __future__ import annotations
 
+import logging
 import queue as stdqueue
 import threading
 import time
@@ -22,6 +23,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from cwal.errors import ModelFileError
 from cwal.io import Sentence
 from cwal.learners import SequenceLearner
 from cwal.live import kd
@@ -40,6 +42,8 @@ from cwal.live.queue import (
 )
 from cwal.live.replay import LearnerSpec, LiveModel, build, replay, valid_base
 from cwal.live.scoring import prefill, prequential, rank_candidates, seed_of
+
+LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ class ProjectSession:
         self.config = config or LiveConfig.from_settings(settings, **overrides)
         self.spec = LearnerSpec.from_settings(settings)
         self._lock = threading.RLock()
+        self.warnings: list[str] = []  # what went wrong but was recovered (a damaged checkpoint)
         self.live, self._base_state = self._build()
         self.pool = PoolCache(self.spec.template)
         self._unlabeled: list[int] = []  # as of the last ranking (pool re-read each time: imports)
@@ -115,7 +120,14 @@ class ProjectSession:
             )
             kw["base"] = base
             kw["state"] = self.store.checkpoint_state(base.id) if base is not None else None
-        return build(self.store, self.project_id, self.spec, defaults, **kw), kw["state"]
+        try:
+            return build(self.store, self.project_id, self.spec, defaults, **kw), kw["state"]
+        except ModelFileError as exc:  # a damaged checkpoint: the label log rebuilds the model
+            LOG.warning("project %s: %s; rebuilding the model from the label log",
+                        self.project_id, exc)  # fmt: skip
+            self.warnings.append(f"{exc}: the model was rebuilt from the label log")
+            kw.update(base=None, state=None, tail=None, labeled=None)
+            return build(self.store, self.project_id, self.spec, defaults, **kw), None
 
     @property
     def generation(self) -> tuple[int, int]:

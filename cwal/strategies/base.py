@@ -60,15 +60,40 @@ class Strategy:
         for a strategy that estimates none)."""
         return np.asarray(self.score(model, batch, seed), dtype=np.float64), None
 
-    def rank(self, model: Any, batch: Sequence[Sentence] | Encoded, seed: int) -> Ranking:
-        """The batch scored (draws seeded by ``seed``) and ordered, best first."""
+    def rank(
+        self,
+        model: Any,
+        batch: Sequence[Sentence] | Encoded,
+        seed: int,
+        keys: Sequence[Hashable] | None = None,
+        n: int = 1,
+    ) -> Ranking:
+        """The batch scored (draws seeded by ``seed``) and ordered, best first; ``keys`` are the
+        candidates' ids and ``n`` how many are taken at once (for ``order``)."""
         score, conf = self.scores(model, batch, seed)
         lengths = lengths_of(batch)
         if score.shape != lengths.shape:
             raise RuntimeError(
                 f"{self.name}.score returned shape {score.shape}, want ({lengths.shape[0]},)"
             )
-        return Ranking(order(score, lengths), score, conf)
+        keys = list(range(len(score))) if keys is None else list(keys)
+        ranked = self.order(model, batch, score, lengths, keys, np.arange(len(score)), int(n))
+        return Ranking(np.asarray(ranked), score, conf)
+
+    def order(
+        self,
+        model: Any,
+        sentences: Sequence[Sentence] | Encoded,
+        scores: np.ndarray,
+        lengths: np.ndarray,
+        keys: Sequence[Hashable],
+        tiebreak: np.ndarray,
+        n: int,
+    ) -> np.ndarray:
+        """The candidates' positions, best first, by the one rule of
+        :func:`cwal.strategies.order.order` (``tiebreak``: the draw order). ``n`` is how many
+        will be taken at once (a batch); wrappers such as ``Diverse`` use it and ``keys``."""
+        return order(scores, lengths)
 
     def select(
         self,
@@ -98,10 +123,11 @@ class Strategy:
         size = min(self.candidates, len(pool))
         picked = self._rng.choice(len(pool), size=size, replace=False)
         draw_seed = int(self._rng.integers(2**31))
-        ranking = self.rank(model, [pool[i] for i in picked], draw_seed)
-        self.candidates_ = [keys[i] for i in picked]
+        drawn = [keys[i] for i in picked]
+        ranking = self.rank(model, [pool[i] for i in picked], draw_seed, drawn, int(n))
+        self.candidates_ = drawn
         self.scores_ = ranking.score
-        return [keys[picked[i]] for i in ranking.order[: int(n)]]
+        return [drawn[i] for i in ranking.order[: int(n)]]
 
 
 StrategyType = TypeVar("StrategyType", bound=type[Strategy])

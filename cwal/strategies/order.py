@@ -49,7 +49,8 @@ def encoded(model: Any, batch: Sequence[Any] | Encoded) -> Encoded:
 
 
 def sentence_reduce(values: np.ndarray, sent_offsets: np.ndarray, how: str) -> np.ndarray:
-    """Per-sentence min / max / mean of per-token ``values`` (+inf for an empty sentence)."""
+    """Per-sentence min / max / sum / mean of per-token ``values`` (+inf for an empty
+    sentence)."""
     off = np.asarray(sent_offsets)
     out = np.full(len(off) - 1, np.inf)
     nonempty = np.flatnonzero(np.diff(off) > 0)
@@ -59,6 +60,8 @@ def sentence_reduce(values: np.ndarray, sent_offsets: np.ndarray, how: str) -> n
             out[nonempty] = np.minimum.reduceat(values, starts)
         elif how == "max":
             out[nonempty] = np.maximum.reduceat(values, starts)
+        elif how == "sum":
+            out[nonempty] = np.add.reduceat(values, starts)
         else:
             out[nonempty] = np.add.reduceat(values, starts) / np.diff(off)[nonempty]
     return out

@@ -6,6 +6,7 @@ own transaction, and commits writes before returning. Split by topic; all names 
 
 from db.repository.annotations import STATUSES, UndoResult, skip, submit_annotation, undo_last
 from db.repository.base import (
+    DatabaseBusyError,
     DuplicateError,
     DuplicateImportError,
     InvalidValueError,
@@ -110,6 +111,7 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "DuplicateError",
     "DuplicateImportError",
+    "DatabaseBusyError",
     "InvalidValueError",
     "LeaseInfo",
     "NotFoundError",

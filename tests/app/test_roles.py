@@ -52,6 +52,7 @@ def _arguments(name: str, project_id: int, user_id: int) -> tuple:
         "add_user": ("mallory", "a long password", "lead"),
         "set_role": (user_id, "lead"),
         "set_password": (user_id, "a long password"),
+        "backup_database": (),
     }[name]
 
 

@@ -170,7 +170,7 @@ def test_export_page(store, users, demo) -> None:
     at = app(user=users.lead).run()
     at.switch_page("pages/export.py").run()
     assert not at.exception
-    assert [b.label for b in at.get("download_button")] == ["Download CONLL"]
+    assert [b.label for b in at.get("download_button")] == ["Download CONLL", "Export backup"]
 
 
 def test_users_page_adds_an_annotator(store, users) -> None:

@@ -9,16 +9,28 @@ from __future__ import annotations
 import pytest
 
 from cwal.io import Sentence
+from cwal.live.scoring import LIVE_BLOCK
 from cwal.strategies import make_strategy
 
 from .helpers import annotate
 
-DRAWN = ("kd-pc", "kd-fixed", "max-entropy")
+DRAWN = ("kd-pc", "kd-fixed", "max-entropy", "errors-per-word", "kd-pc+diverse")
 
 
 @pytest.mark.parametrize(
     "name",
-    ["kd-pc", "kd-fixed", "kbv", "wkbv", "delta", "min-conf-margin", "max-entropy", "random"],
+    [
+        "kd-pc",
+        "kd-fixed",
+        "kbv",
+        "wkbv",
+        "delta",
+        "min-conf-margin",
+        "max-entropy",
+        "random",
+        "errors-per-word",
+        "kd-pc+diverse",
+    ],
 )
 def test_live_queue_order_is_the_strategy_order(make_project, name) -> None:
     p = make_project(n=150, strategy=name, strategy_params={"k": 10, "candidates": 120})
@@ -33,7 +45,8 @@ def test_live_queue_order_is_the_strategy_order(make_project, name) -> None:
     ]
     s = live.live.s_fixed if name == "kd-fixed" else live.live.s_pc
     params = {"k": 10, "s": s} if name in DRAWN else {}
-    ranking = make_strategy(name, **params).rank(live.model, sentences, scored.seed)
+    strategy = make_strategy(name, **params)
+    ranking = strategy.rank(live.model, sentences, scored.seed, scored.candidates, LIVE_BLOCK)
     assert [scored.candidates[i] for i in ranking.order[:50]] == scored.ranked[:50]
     by_score = dict(zip(scored.candidates, ranking.score.tolist(), strict=True))
     assert by_score == pytest.approx(scored.score)

@@ -77,7 +77,17 @@ def test_skip_releases_the_lease_and_is_recorded(make_project) -> None:
     assert live.status()["model_version"] == 0  # a skip teaches the model nothing
 
 
-@pytest.mark.parametrize("strategy", ["kd-pc", "kd-fixed", "random", "min-conf-margin"])
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        "kd-pc",
+        "kd-fixed",
+        "random",
+        "min-conf-margin",
+        "errors-per-word",
+        "errors-per-word+diverse",
+    ],
+)
 def test_the_strategy_in_the_settings_is_the_one_used(make_project, monkeypatch, strategy) -> None:
     p = make_project(strategy=strategy)
     live = p.session()

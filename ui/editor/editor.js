@@ -61,6 +61,33 @@ function buildLegend() {
   clear.dataset.type = "";
   clear.append(el("kbd", null, "⌫"), el("span", null, "clear"));
   legend.append(clear);
+  const rows = S.root.querySelector(".cw-keys-labels");
+  rows.replaceChildren();
+  for (const label of S.labels) {
+    const row = el("tr");
+    const key = el("td");
+    key.append(el("kbd", null, label.key));
+    row.append(key, el("td", null, `label the selected tokens ${label.type}`));
+    rows.append(row);
+  }
+}
+
+// "?" (or the Keys button) shows / hides the list of keys.
+function toggleKeys(open) {
+  const panel = S.root.querySelector(".cw-keys");
+  const show = open === undefined ? panel.hidden : open;
+  panel.hidden = !show;
+  S.root.querySelector(".cw-keys-btn").setAttribute("aria-expanded", show ? "true" : "false");
+}
+
+// The keys act on the sentence without a click: the editor takes focus when it appears (after
+// sign-in, the sidebar, the back button or a direct URL) unless the user is typing elsewhere.
+function takeFocus() {
+  const active = document.activeElement;
+  const typing = active && active !== document.body && active.tagName !== "A" &&
+    (active.tagName === "TEXTAREA" || active.isContentEditable ||
+     (active.tagName === "INPUT" && active.getAttribute("role") !== "combobox"));
+  if (!typing) S.root.focus({ preventScroll: true });
 }
 
 function buildTokens() {
@@ -122,7 +149,7 @@ function paint() {
   });
   S.root.dataset.ready = !S.busy && S.cur ? "1" : "0";
   S.root.classList.toggle("busy", S.busy);
-  for (const btn of S.root.querySelectorAll(".cw-btn")) {
+  for (const btn of S.root.querySelectorAll(".cw-btn:not(.cw-keys-btn)")) {
     btn.disabled = S.busy || (btn.dataset.action !== "undo" && !S.cur);
   }
 }
@@ -213,7 +240,8 @@ function onKey(event) {
     if (!event.repeat) act("submit");
   } else if (hit) label(hit.type);
   else if (key === "Backspace" || key === "Delete") label(null);
-  else if (key === "Escape") { S.sel = null; S.anchor = null; paint(); }
+  else if (key === "Escape") { S.sel = null; S.anchor = null; toggleKeys(false); paint(); }
+  else if (key === "?") toggleKeys();
   else if (key === "ArrowRight") moveCursor(1, event.shiftKey);
   else if (key === "ArrowLeft") moveCursor(-1, event.shiftKey);
   else if (key === "s" || key === "S") act("skip");
@@ -227,6 +255,7 @@ function bindOnce() {
     const node = event.target.closest(".cw-tok");
     if (!node || S.busy) return;
     event.preventDefault();
+    S.root.focus({ preventScroll: true });
     const i = Number(node.dataset.i);
     if (event.shiftKey && S.anchor !== null) select(S.anchor, i);
     else {
@@ -239,13 +268,21 @@ function bindOnce() {
     const node = event.target.closest(".cw-tok");
     if (S.dragging && node && S.anchor !== null) select(S.anchor, Number(node.dataset.i));
   });
+  S.root.querySelector(".cw-legend").addEventListener("mousedown", (event) => {
+    event.preventDefault();
+    S.root.focus({ preventScroll: true });
+  });
   S.root.querySelector(".cw-legend").addEventListener("click", (event) => {
     const chip = event.target.closest(".cw-chip");
     if (chip) label(chip.dataset.type === "" ? null : chip.dataset.type);
   });
   for (const btn of S.root.querySelectorAll(".cw-btn")) {
-    btn.addEventListener("mousedown", (event) => event.preventDefault());
-    btn.addEventListener("click", () => act(btn.dataset.action));
+    btn.addEventListener("mousedown", (event) => {
+      event.preventDefault();
+      S.root.focus({ preventScroll: true });
+    });
+    if (btn.dataset.action === "keys") btn.addEventListener("click", () => toggleKeys());
+    else btn.addEventListener("click", () => act(btn.dataset.action));
   }
 }
 
@@ -295,6 +332,7 @@ export default function (component) {
     bindOnce();
   }
   receive(data, fresh);
+  if (fresh) takeFocus();
 
   if (S.onKey) document.removeEventListener("keydown", S.onKey);
   if (S.onUp) window.removeEventListener("mouseup", S.onUp);

@@ -1,0 +1,105 @@
+"""Arriving on Annotate the way a user does, in a real Chromium: after the sign-in form, from the
+sidebar, with the back button; the keys work at once (no click into the sentence), the editor
+shows a focus ring, and ``?`` lists the keys."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from db import repository as repo
+from tests.app import harness
+from tests.app.conftest import PASSWORD
+from tests.app.test_browser import fresh_store
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not Path(harness.CHROMIUM).exists() and not os.environ.get("CI"),
+        reason="Debian chromium not installed (scripts/test.sh installs it; CI never skips)",
+    ),
+]
+
+FOCUSED = """() => {
+  const host = document.activeElement;
+  const inner = host && host.shadowRoot ? host.shadowRoot.activeElement : null;
+  if (!inner || !inner.classList.contains('cw-editor')) return null;
+  return getComputedStyle(inner).boxShadow;
+}"""
+
+
+def key_of(page, type_: str) -> str:
+    """The key the legend shows for an entity type."""
+    return page.locator(f'.cw-chip[data-type="{type_}"] kbd').inner_text()
+
+
+def label_first_token_and_submit(page, engine, type_: str) -> int:
+    """Keyboard only: select token 0 (arrow key), label it, submit; the sentence id once the
+    editor says it was saved (checked in the store)."""
+    sid = harness.wait_ready(page)
+    page.keyboard.press("Escape")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press(key_of(page, type_))
+    assert harness.shown_tags(page)[0] == f"B-{type_}"
+    page.wait_for_timeout(300)  # not a bounce: the editor ignores Enter in its first instants
+    page.keyboard.press("Enter")
+    page.get_by_text(f"Saved sentence #{sid}.").wait_for(timeout=120_000)
+    assert repo.annotation_history(engine, sid)[-1].tags[0] == f"B-{type_}"
+    return sid
+
+
+def skip_by_key(page, engine) -> int:
+    """Keyboard only: skip the sentence shown; its id once the store has the skip."""
+    sid = harness.wait_ready(page)
+    page.wait_for_timeout(300)
+    page.keyboard.press("s")
+    harness.wait_ready(page, sid)
+    page.get_by_text(f"Skipped sentence #{sid}.").wait_for()
+    assert repo.annotation_history(engine, sid)[-1].status == "skipped"
+    return sid
+
+
+def test_keys_work_on_arrival_without_a_click(tmp_path: Path) -> None:
+    s = fresh_store(tmp_path)
+    with harness.app_server(s.url, tmp_path) as base, harness.chromium() as page:
+        # 1. After the sign-in form (the Sign in button had the focus).
+        harness.sign_in(page, base, "arno", PASSWORD)
+        harness.wait_ready(page)
+        ring = page.evaluate(FOCUSED)
+        assert ring is not None, "the editor does not have the focus after sign-in"
+        assert ring != "none", "the focused editor shows no focus ring"
+        label_first_token_and_submit(page, s.engine, "PER")
+
+        # 2. "?" lists the keys (each label's key among them), again hides them.
+        keys = page.locator(".cw-keys")
+        assert not keys.is_visible()
+        page.keyboard.press("?")
+        keys.wait_for(state="visible")
+        assert "submit the sentence" in keys.inner_text()
+        assert f"{key_of(page, 'LOC')}\tlabel the selected tokens LOC" in keys.inner_text()
+        page.keyboard.press("?")
+        keys.wait_for(state="hidden")
+
+        # 3. From the sidebar: a lead goes to the dashboard and back to Annotate by links.
+        page.get_by_role("button", name="Sign out").click()
+        harness.sign_in(page, base, "lena", PASSWORD)
+        harness.wait_ready(page)
+        page.get_by_role("link", name="Dashboard").click()
+        page.get_by_role("heading", name="Dashboard").wait_for()
+        page.get_by_role("link", name="Annotate").click()
+        page.get_by_role("heading", name="Annotate").wait_for()
+        harness.wait_ready(page)
+        assert page.evaluate(FOCUSED) is not None, "the sidebar link kept the focus"
+        label_first_token_and_submit(page, s.engine, "ORG")
+        skip_by_key(page, s.engine)
+
+        # 4. With the browser's back button from another page.
+        page.get_by_role("link", name="Export").click()
+        page.get_by_role("heading", name="Export").wait_for()
+        page.go_back()
+        page.get_by_role("heading", name="Annotate").wait_for()
+        harness.wait_ready(page)
+        assert page.evaluate(FOCUSED) is not None, "no focus after the back button"
+        label_first_token_and_submit(page, s.engine, "LOC")
