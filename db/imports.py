@@ -19,7 +19,7 @@ from sqlalchemy import Connection, Engine
 
 from cwal.errors import CorpusError
 from cwal.io import Sentence, read_corpus, read_corpus_bytes
-from cwal.io.corpus import detect_format, format_of
+from cwal.io.corpus import UNLABELED, resolve_format
 from cwal.io.source import Source
 from db.engine import write_transaction
 from db.models import utcnow
@@ -114,7 +114,7 @@ def _reader_options(
     fmt: str, settings: dict[str, Any], encoding: str | None, columns: list[str] | None
 ) -> tuple[list[str] | None, dict[str, Any]]:
     """The ``columns`` argument and keywords of the reader for ``fmt`` under these settings."""
-    if fmt == "text":
+    if fmt in UNLABELED:
         return None, {"encoding": encoding}
     kw: dict[str, Any] = {
         "scheme": settings.get("scheme"),
@@ -154,7 +154,7 @@ def _import_one(
     progress: ProgressCallback | None,
     chunk_size: int,
 ) -> ImportResult:
-    fmt = fmt or format_of(item.name) or detect_format(item.source())
+    fmt = resolve_format(item.source(), fmt)
     roles, kw = _reader_options(fmt, settings, encoding, columns)
     batch_id = create_batch(conn, project_id, item.name, item.content_hash, fmt, split)
     if isinstance(item.data, Path):
