@@ -7,7 +7,8 @@ online updates only); plus the learner trained on the whole pool (full-data F1).
 Reports per strategy the final F1, labeled words, the words needed to reach Random's final F1
 and 95% of the full-data F1, and the area under the F1-vs-words curve; then per strategy the
 words per picked sentence and the words to reach Random's final F1 and 95% / 99% of the
-full-data F1 relative to Random's, with 95% bootstrap intervals over the seeds; then the targets:
+full-data F1 relative to Random's, with 95% bootstrap intervals over the seeds; the stopping
+signal's words and F1 against the words to 99% of full-data F1; then the targets:
 one strategy reaches Random's final F1 with <= 0.5 of Random's words (interval's upper end
 <= 0.6); KD-Fixed and KD-PC with <= 0.65; MinConfMargin >= MinMargin beyond 10,000 labeled
 words; the whole grid of one corpus in <= 15 minutes on 2 cores.
@@ -50,6 +51,7 @@ from cwal.simulate import (  # noqa: E402
     summarize,
     word_costs,
 )
+from cwal.simulate.stopping import format_stops, stop_table  # noqa: E402
 from cwal.simulate.summary import format_table  # noqa: E402
 from cwal.strategies import DIVERSE, STRATEGIES  # noqa: E402
 
@@ -182,6 +184,8 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
         if len(costs)
         else [],
         "costs_table": format_costs(costs),
+        "stopping": json.loads(stop_table(curves).reset_index().to_json(orient="records")),
+        "stopping_table": format_stops(stop_table(curves)),
         "recommended": pick,
         "why": why,
         "targets": targets,
@@ -194,6 +198,7 @@ def show(result: dict) -> None:
     print(result["table"])
     print(f"recommended: {result['recommended']} ({result['why']})\n")
     print(result["costs_table"])
+    print(result["stopping_table"])
     t = result["targets"]
     best, kd = t["words_vs_random"]["best"], t["words_vs_random"]["kd"]
     if best.get("strategy"):

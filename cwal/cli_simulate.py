@@ -10,7 +10,9 @@ database (``--db``; resume with ``--resume KEY``). The table at the end gives, p
 final F1, labeled words, the words needed to reach 95% of the full-data F1 and Random's final F1,
 and the area under the F1-vs-words curve; then each strategy's words per picked sentence and its
 words to reach Random's final F1 and 95% / 99% of the full-data F1 relative to Random's, with a
-95% bootstrap interval over the seeds (five by default); ``--json`` prints both as JSON instead.
+95% bootstrap interval over the seeds (five by default); then where the stopping signal fires
+(successive models' tags on a stop set agree with kappa >= 0.99 three times in a row) against the
+words needed to reach 99% of the full-data F1; ``--json`` prints all of it as JSON instead.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from cwal.simulate import (
     summarize,
     word_costs,
 )
+from cwal.simulate.stopping import format_stops, stop_table
 from cwal.simulate.summary import format_table
 
 HELP = "compare query strategies on a gold corpus (simulated active learning)"
@@ -188,16 +191,17 @@ def report(curves: Any, as_json: bool, extra: dict[str, Any]) -> None:
         print("no finished curves")
         return
     pick, why = recommend(table)
-    costs = word_costs(curves)
+    costs, stops = word_costs(curves), stop_table(curves)
     if as_json:
-        rows = json.loads(table.reset_index().to_json(orient="records"))
-        cost_rows = json.loads(costs.reset_index().to_json(orient="records")) if len(costs) else []
-        print(json.dumps({**extra, "summary": rows, "word_costs": cost_rows, "recommended": pick,
-                          "why": why}, indent=2))  # fmt: skip
+        parts = (("summary", table), ("word_costs", costs), ("stopping", stops))
+        records = {name: json.loads(t.reset_index().to_json(orient="records")) if len(t) else []
+                   for name, t in parts}  # fmt: skip
+        print(json.dumps({**extra, **records, "recommended": pick, "why": why}, indent=2))
     else:
         print(format_table(table))
         print()
         print(format_costs(costs))
+        print(format_stops(stops))
         print(f"\nrecommended: {pick} ({why})")
 
 

@@ -17,8 +17,7 @@ from ui.safe import md
 
 MODE_NAMES = {"online": "learns online", "retrain": "retrains at each evaluation"}
 
-lead = auth.require_lead()
-project = state.current_project()
+lead, project = auth.require_project_lead()
 st.title("Compare strategies")
 if project is None:
     st.info("There is no project yet: create one on the Projects page.")
@@ -82,7 +81,7 @@ def chart(curves: pd.DataFrame, axis: str) -> alt.LayerChart:
 
 @st.fragment(run_every=2.0 if running else None)
 def live() -> None:
-    auth.require_lead()  # a fragment re-run skips the page's own check
+    auth.require_project_lead()  # a fragment re-run skips the page's own check
     exp = sims.get_experiment(engine, key)
     if exp.status != "done":
         done, alive = sims.experiment_progress(engine, exp), sims.is_running(key)

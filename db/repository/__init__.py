@@ -40,6 +40,16 @@ from db.repository.leases import (
     release_lease,
     renew_lease,
 )
+from db.repository.members import (
+    ADMIN_ROLE,
+    PROJECT_ROLES,
+    MemberInfo,
+    list_members,
+    project_role,
+    projects_of,
+    remove_member,
+    set_member,
+)
 from db.repository.predictions import (
     PredictionRecord,
     calibration_frame,
@@ -103,6 +113,7 @@ from db.repository.users import (
 )
 
 __all__ = [
+    "ADMIN_ROLE",
     "AnnotationEvent",
     "AnnotatorStats",
     "BatchInfo",
@@ -114,6 +125,8 @@ __all__ = [
     "DatabaseBusyError",
     "InvalidValueError",
     "LeaseInfo",
+    "MemberInfo",
+    "PROJECT_ROLES",
     "NotFoundError",
     "PredictionRecord",
     "ProjectCounts",
@@ -161,6 +174,7 @@ __all__ = [
     "lease_next",
     "list_checkpoints",
     "list_import_batches",
+    "list_members",
     "list_projects",
     "list_sentences",
     "list_simulation_runs",
@@ -169,12 +183,16 @@ __all__ = [
     "log_predictions",
     "prediction_log",
     "project_counts",
+    "project_role",
+    "projects_of",
+    "remove_member",
     "prune_checkpoints",
     "release_lease",
     "renew_lease",
     "retractions",
     "save_checkpoint",
     "sentence_ids",
+    "set_member",
     "set_password",
     "set_role",
     "skip",
