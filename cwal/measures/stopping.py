@@ -10,6 +10,7 @@ stopped paying. Here the kappa is over tokens (sequence labels).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,3 +46,35 @@ def stop_point(kappas: Sequence[float], threshold: float = THRESHOLD, window: in
         if run >= window:
             return i
     return -1
+
+
+@dataclass(frozen=True)
+class Signal:
+    """The stopping signal of a live project: ``kappas`` between consecutive consolidated
+    models (oldest first, up to ``WINDOW``), the model ``versions`` they compare, and whether
+    the last ``WINDOW`` all reach ``threshold``."""
+
+    kappas: list[float]
+    versions: list[int]
+    fired: bool
+    threshold: float = THRESHOLD
+
+    def message(self) -> str:
+        """What it tells a lead, in one sentence."""
+        if not self.kappas:
+            return ("Stopping signal: needs two consolidated models to compare (one every "
+                    "consolidation interval of labels).")  # fmt: skip
+        shown = ", ".join(f"{k:.3f}" for k in self.kappas)
+        if self.fired:
+            return (f"Annotating more has stopped paying: the last {len(self.kappas)} models "
+                    f"tag the stop set alike (kappa {shown} ≥ {self.threshold}), so further "
+                    "labels will change the model's predictions, and its F1, very little.")  # fmt: skip
+        return (f"Keep annotating: successive models still change their tags on the stop set "
+                f"(kappa {shown}; the signal needs {WINDOW} in a row ≥ {self.threshold}).")  # fmt: skip
+
+
+def stabilizing(kappas: Sequence[float], versions: Sequence[int]) -> Signal:
+    """The signal from the kappas of the last consecutive model pairs (oldest first)."""
+    recent = [float(k) for k in kappas][-WINDOW:]
+    fired = len(recent) == WINDOW and stop_point(recent) == WINDOW - 1
+    return Signal(recent, [int(v) for v in versions], fired)

@@ -175,6 +175,7 @@ def test_a_few_labels(store, users, demo) -> None:
     assert low <= float(estimate.value.rstrip("%")) <= high
     assert estimate.delta.endswith("rests on 0 labels")  # served logs carry no keys: the prior
     assert charts_of(dash) == 5  # learning curve, measured vs expected, 2 throughput, labels
+    assert any("Stopping signal: needs two" in c.value for c in dash.caption)  # no checkpoint yet
     pace = dash.dataframe[0].value
     assert pace["annotator"].tolist() == ["lena"] and pace["sentences"].tolist() == [8]
     errors = run_lead(PAGES[1], users.lead.id)
