@@ -149,6 +149,12 @@ def set_password(actor: repo.UserInfo, user_id: int, password: str) -> None:
     repo.set_password(state.engine(), user_id, password)
 
 
+@lead_only
+def discard_import(actor: repo.UserInfo, batch_id: int) -> int:
+    """Delete an unfinished (interrupted) import and its staged sentences; how many."""
+    return repo.discard_import(state.engine(), batch_id)
+
+
 def backup_hint() -> str | None:
     """None when the app can take a backup itself (SQLite); else how to take one (pg_dump)."""
     return None if state.engine().url.get_backend_name() == "sqlite" else backups.PG_HINT
@@ -171,4 +177,5 @@ LEAD_ACTIONS = (
     set_role,
     set_password,
     backup_database,
+    discard_import,
 )

@@ -13,6 +13,7 @@ from cwal.io import read_corpus_bytes, schemes
 from cwal.io.corpus import detect_format, format_of
 from cwal.io.source import Source
 from cwal.learners import LEARNERS
+from db import imports
 from db import repository as repo
 from ui import actions
 from ui.safe import md
@@ -78,6 +79,7 @@ def check_upload(
 ) -> tuple[int, list[str]]:
     """Read an upload once before anything is stored: its sentence count and the entity types
     its tags use. Raises ``CorpusError`` (with the line) for a bad file."""
+    imports.check_upload_size(len(data), name)
     fmt = fmt or format_of(name) or detect_format(Source(data, name))
     kw: dict[str, Any] = {}
     if fmt != "text":

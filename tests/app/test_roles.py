@@ -53,6 +53,7 @@ def _arguments(name: str, project_id: int, user_id: int) -> tuple:
         "set_role": (user_id, "lead"),
         "set_password": (user_id, "a long password"),
         "backup_database": (),
+        "discard_import": (1,),
     }[name]
 
 
