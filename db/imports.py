@@ -1,4 +1,8 @@
+<<<<<<< HEAD
 """Staged imports of CoNLL, JSONL and plain-text corpora into a project.
+=======
+"""Transactional imports of corpora in any ``cwal.io`` format (CoNLL, JSONL, raw text, Prodigy ...).
+>>>>>>> main
 
 An import is all or nothing, and it never locks annotators out: the file is read by the
 ``cwal.io`` readers and its sentences are written into a *staged* batch (``state="importing"``),
@@ -27,7 +31,7 @@ from sqlalchemy import Connection, Engine
 
 from cwal.errors import CorpusError
 from cwal.io import Sentence, read_corpus, read_corpus_bytes
-from cwal.io.corpus import detect_format, format_of
+from cwal.io.corpus import UNLABELED, resolve_format
 from cwal.io.source import Source
 from db.engine import read_transaction, write_transaction
 from db.models import utcnow
@@ -144,7 +148,7 @@ def _reader_options(
     fmt: str, settings: dict[str, Any], encoding: str | None, columns: list[str] | None
 ) -> tuple[list[str] | None, dict[str, Any]]:
     """The ``columns`` argument and keywords of the reader for ``fmt`` under these settings."""
-    if fmt == "text":
+    if fmt in UNLABELED:
         return None, {"encoding": encoding}
     kw: dict[str, Any] = {
         "scheme": settings.get("scheme"),
@@ -218,9 +222,13 @@ def _stage_one(
     chunk_size: int,
     resume: bool,
 ) -> ImportResult:
+<<<<<<< HEAD
     """Write one file's sentences into a staged batch, ``chunk_size`` sentences per short
     transaction (annotators' writes interleave); they stay invisible until published."""
     fmt = fmt or format_of(item.name) or detect_format(item.source())
+=======
+    fmt = resolve_format(item.source(), fmt)
+>>>>>>> main
     roles, kw = _reader_options(fmt, settings, encoding, columns)
     with write_transaction(engine) as conn:
         batch_id, done = _open_batch(conn, project_id, item, fmt, split, resume)
@@ -333,7 +341,7 @@ def import_file(
 ) -> ImportResult:
     """Import one corpus file into a project, all or nothing.
 
-    Options: ``format`` (conll / jsonl / text; default by extension, else sniffed), ``columns``
+    Options: ``format`` (any of ``cwal.io.corpus.FORMATS``; default by extension, else sniffed), ``columns``
     (CoNLL roles; default the project's ``columns`` setting), ``encoding``, ``split`` (``pool``
     or ``eval``), ``tags_as`` (``gold``: the file's tags are gold tags; ``annotations``: they
     become submissions of ``annotator_id``), ``progress`` (called with an ``ImportProgress``
@@ -354,6 +362,25 @@ def import_bytes(
         raise InvalidValueError("import_bytes takes the file's bytes")
     check_upload_size(len(data), name)
     return _run(engine, project_id, [_from_bytes(bytes(data), name)], **options)[0]
+
+
+def _from_source(source: Source) -> _Input:
+    if source.path is not None:
+        item = _from_path(source.path)
+        return _Input(item.data, source.name, item.content_hash, item.total_lines)
+    with source.open() as handle:
+        return _from_bytes(handle.read(), source.name)
+
+
+def add_sources(
+    engine: Engine, project_id: int, sources: Iterable[Source], **options: Any
+) -> list[ImportResult]:
+    """Import several inputs (``cwal.io.bundle.expand`` of a folder or zip) in one transaction:
+    every one is stored or none is. Options as in :func:`import_file`."""
+    items = [_from_source(s) for s in sources]
+    if not items:
+        raise InvalidValueError("no files to import")
+    return _run(engine, project_id, items, **options)
 
 
 def add_files(

@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from cwal.confidence import estimate
+from cwal.confidence.rows import restrict
 from cwal.io.sentence import Sentence
 from cwal.learners import make
 from cwal.simulate import SimConfig
@@ -23,10 +24,16 @@ def model():
     return make("cw", labels=["A", "B", "O"], template="chunk").fit(corpus(120, 0), epochs=2)
 
 
+def snapshot_estimate(model, sentences, seed):
+    """KD-PC on the batch's row snapshot, where every strategy draws (cwal.confidence.rows)."""
+    snap, enc = restrict(model, model.encode(sentences))
+    return estimate(snap, enc, "kd-pc", k=K, s=S, seed=seed, rank="votes")
+
+
 @pytest.fixture(scope="module")
 def pool_conf(model):
     pool = corpus(15, 3, lo=1, hi=12)
-    conf = estimate(model, pool, "kd-pc", k=K, s=S, seed=9, rank="votes")
+    conf = snapshot_estimate(model, pool, 9)
     per = [
         (conf.confidence[a:b], conf.entropy[a:b])
         for a, b in zip(conf.sent_offsets[:-1], conf.sent_offsets[1:], strict=True)
@@ -61,7 +68,7 @@ def test_per_word_divides_by_the_words_read_and_total_does_not(model):
     total = make_strategy("total-entropy", k=K, s=S)
     long = Sentence(short.tokens * 4)
     pw, te = per_word.score(model, [short, long], 2), total.score(model, [short, long], 2)
-    conf = estimate(model, [short, long], "kd-pc", k=K, s=S, seed=2, rank="votes")
+    conf = snapshot_estimate(model, [short, long], 2)
     doubt = [np.sum(1 - c) for c in conf.per_sentence()]
     assert pw[0] == pytest.approx(-doubt[0] / 3) and pw[1] == pytest.approx(-doubt[1] / 12)
     entropy = [np.sum(e) for e in conf.per_sentence(conf.entropy)]

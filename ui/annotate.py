@@ -49,6 +49,8 @@ class Annotator:
         self.project_id = project.id
         self.scheme = project.settings.get("scheme") or "IOB2"
         self.types = entity_types(project.settings)
+        # checked again at every action: a member taken off the project stops at once
+        self.member = repo.project_role(state.engine(), project.id, user.id) is not None
         self.s = store.setdefault(
             f"cw_annotate_{project.id}_{user.id}", {"queue": [], "rev": 0, "message": ""}
         )
@@ -74,6 +76,9 @@ class Annotator:
     def _fill(self) -> list[dict[str, Any]]:
         """The queue topped up to ``AHEAD`` leased sentences, keeping the order already shown."""
         queue = self.s["queue"]
+        if not self.member:
+            queue.clear()
+            return queue
         if len(queue) < AHEAD:
             found = {s.sentence_id: s for s in self.service.next(self.user_id, n=AHEAD)}
             prefill = self.s.pop("prefill", None)
@@ -125,6 +130,9 @@ class Annotator:
         self.s["rev"] += 1
         self.s["message"] = ""
         kind = action.get("kind")
+        if not self.member:
+            self.s["message"] = "Not saved: you are not a member of this project."
+            return
         tags: list[str] | None = None
         try:
             if kind == "undo":

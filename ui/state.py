@@ -14,6 +14,7 @@ from db.repository.views import idle_gate
 from db.store import SqlStore
 
 PROJECT_KEY = "cw_project_id"
+USER_KEY = "cw_user_id"  # the signed-in user's id (``ui.auth`` sets and checks it)
 
 
 @st.cache_resource(show_spinner="Opening the database…")
@@ -63,8 +64,10 @@ def reload_live(project_id: int) -> None:
 
 
 def projects() -> list[repo.ProjectInfo]:
-    """Every project, fresh from the store."""
-    return repo.list_projects(engine())
+    """The projects the signed-in user may open (every one for an administrator), fresh from
+    the store; none when signed out."""
+    user_id = st.session_state.get(USER_KEY)
+    return [] if user_id is None else repo.projects_of(engine(), user_id)
 
 
 def current_project() -> repo.ProjectInfo | None:

@@ -45,18 +45,28 @@ def read_jsonl(
 MAX_DEPTH = 32  # levels of nested lists/objects in one line (a sentence needs 2)
 
 
-def _read(source: Source, encoding: str, rules: TagRules, max_line: int) -> Iterator[Sentence]:
+def json_lines(
+    source: Source, encoding: str = "utf-8", max_line: int = MAX_LINE
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, object)`` for each non-blank line of a JSON Lines file; a line that is not a JSON
+    object (or nests deeper than ``MAX_DEPTH``), or a file without any, raises ``CorpusError``
+    with the line."""
     lineno = 0
     seen = False
     for lineno, text in iter_lines(source, encoding, max_line):
         if not text.strip():
             continue
-        yield _sentence(source, lineno, text, rules)
+        yield lineno, _object(source, lineno, text)
         seen = True
     if not seen:
         if lineno == 0:
             raise source.error(1, "empty file: no sentences")
         raise source.error(lineno, "no sentences (only blank lines)")
+
+
+def _read(source: Source, encoding: str, rules: TagRules, max_line: int) -> Iterator[Sentence]:
+    for lineno, obj in json_lines(source, encoding, max_line):
+        yield _sentence(source, lineno, obj, rules)
 
 
 def _depth(value: Any, limit: int) -> bool:
@@ -67,7 +77,7 @@ def _depth(value: Any, limit: int) -> bool:
     return any(_depth(v, limit - 1) for v in items if isinstance(v, dict | list))
 
 
-def _sentence(source: Source, lineno: int, text: str, rules: TagRules) -> Sentence:
+def _object(source: Source, lineno: int, text: str) -> dict[str, Any]:
     too_deep = f"JSON nested deeper than {MAX_DEPTH} levels"
     try:
         obj = json.loads(text)
@@ -80,6 +90,10 @@ def _sentence(source: Source, lineno: int, text: str, rules: TagRules) -> Senten
     if not isinstance(obj, dict):
         what = "an array" if isinstance(obj, list) else type(obj).__name__
         raise source.error(lineno, f"expected one JSON object per line, found {what}")
+    return obj
+
+
+def _sentence(source: Source, lineno: int, obj: dict, rules: TagRules) -> Sentence:
     if "tokens" not in obj:
         raise source.error(lineno, 'missing key "tokens"')
     tokens = _strings(source, lineno, obj, "tokens")

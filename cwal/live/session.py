@@ -41,7 +41,7 @@ from cwal.live.queue import (
     unlabeled_ids,
 )
 from cwal.live.replay import LearnerSpec, LiveModel, build, replay, valid_base
-from cwal.live.scoring import prefill, prequential, rank_by_kd, rank_by_strategy, seed_of
+from cwal.live.scoring import prefill, prequential, rank_candidates, seed_of
 
 LOG = logging.getLogger(__name__)
 
@@ -336,7 +336,7 @@ class ProjectSession:
         for attempt in range(3):
             gen, cold, cands, lengths, seed = self._sample()
             strategy = self.config.seed_strategy if cold else self.config.strategy
-            if strategy in ("random", "shortest") or not len(cands):
+            if cold or not len(cands):  # the seed strategy (random or shortest) needs no model
                 score = np.arange(len(cands), dtype=np.float64) if strategy == "random" else lengths
                 ranked = rank(cands, np.asarray(score, dtype=np.float64), lengths * 0)
                 return Scored(gen[1], gen, ranked, strategy, cold,
@@ -363,9 +363,8 @@ class ProjectSession:
                 s = live.s_fixed if strategy == "kd-fixed" else live.s_pc
             break
         rows = kd.Rows(enc, W, A, SW, SA, labels, has_cov, decode)
-        by = rank_by_kd if strategy in ("kd-pc", "kd-fixed") else rank_by_strategy
-        out = by(rows, cands, lengths, strategy, s, k=self.config.k, seed=seed_of(*seed),
-                 version=gen[1], generation=gen)  # fmt: skip
+        out = rank_candidates(rows, cands, strategy, s, k=self.config.k, seed=seed_of(*seed),
+                              version=gen[1], generation=gen)  # fmt: skip
         out.seconds = time.perf_counter() - start
         return out
 

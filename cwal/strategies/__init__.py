@@ -1,7 +1,9 @@
 """Query strategies for active learning: which unlabeled sentences to annotate next.
 
-``make_strategy(name, **params)`` builds one by name; ``strategy.select(model, pool, n, ids)``
-returns the ids of the n sentences to ask for (docs/algorithms.md §4). Any name with the suffix
+``make_strategy(name, **params)`` builds one by name; ``strategy.rank(model, batch, seed)`` scores
+and orders a batch (the live queue's code path), ``strategy.select(model, pool, n, ids)`` returns
+the ids of the n sentences to ask for from a random candidate sample (docs/algorithms.md §4).
+``register`` adds a strategy class (see :mod:`cwal.strategies.base`). Any name with the suffix
 ``+diverse`` wraps that strategy in :class:`Diverse` (no near-duplicates or neighbours within a
 batch; its ``threshold`` and ``neighbours`` are taken from ``params``).
 """
@@ -10,12 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from cwal.strategies.base import DEFAULT_CANDIDATES, Strategy
+from cwal.strategies.base import DEFAULT_CANDIDATES, STRATEGIES, Strategy, register
 from cwal.strategies.cost import ErrorsPerWord, LeastConfidentPerWord, TotalEntropy
 from cwal.strategies.diversity import SUFFIX as DIVERSE
 from cwal.strategies.diversity import Diverse
 from cwal.strategies.kinds import (
+    KBV,
     KDPC,
+    WKBV,
+    Delta,
     KDFixed,
     MaxEntropy,
     MeanEntropy,
@@ -23,22 +28,7 @@ from cwal.strategies.kinds import (
     MinMargin,
     Random,
 )
-
-STRATEGIES: dict[str, type[Strategy]] = {
-    cls.name: cls
-    for cls in (
-        KDPC,
-        KDFixed,
-        MinMargin,
-        MinConfMargin,
-        MaxEntropy,
-        MeanEntropy,
-        ErrorsPerWord,
-        LeastConfidentPerWord,
-        TotalEntropy,
-        Random,
-    )
-}
+from cwal.strategies.order import Ranking, order
 
 
 def base_name(name: str) -> str:
@@ -67,20 +57,26 @@ def make_strategy(name: str, **params: Any) -> Strategy:
 __all__ = [
     "DEFAULT_CANDIDATES",
     "DIVERSE",
-    "KDPC",
-    "STRATEGIES",
     "Diverse",
     "ErrorsPerWord",
-    "KDFixed",
     "LeastConfidentPerWord",
+    "TotalEntropy",
+    "base_name",
+    "is_strategy",
+    "KBV",
+    "KDPC",
+    "STRATEGIES",
+    "WKBV",
+    "Delta",
+    "KDFixed",
     "MaxEntropy",
     "MeanEntropy",
     "MinConfMargin",
     "MinMargin",
     "Random",
+    "Ranking",
     "Strategy",
-    "TotalEntropy",
-    "base_name",
-    "is_strategy",
     "make_strategy",
+    "order",
+    "register",
 ]

@@ -9,19 +9,25 @@ draws (KD-PC with a covariance, KD-Fixed without) and is "lower = ask first".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from cwal.confidence import Confidence
-from cwal.io.sentence import Sentence
-from cwal.strategies.kinds import _Draws, _sentence_reduce
+from cwal.strategies.base import register
+from cwal.strategies.kinds import Batch, _Estimated
+from cwal.strategies.order import sentence_reduce
 
 
-class _PerWord(_Draws):
+def _sentence_reduce(conf: Confidence, values: np.ndarray, how: str) -> np.ndarray:
+    return sentence_reduce(values, conf.sent_offsets, how)
+
+
+class _PerWord(_Estimated):
     """Scores ``-gain(conf, lengths)`` from the vote shares of KD-PC draws (covariance learners)
     or KD-Fixed draws (others); an empty sentence gains nothing and comes last."""
+
+    token_rank = "votes"
 
     def _method(self, model: Any) -> str:
         return "kd-pc" if getattr(model, "has_covariance", False) else "kd-fixed"
@@ -29,14 +35,15 @@ class _PerWord(_Draws):
     def gain(self, conf: Confidence, lengths: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def score(self, model: Any, sentences: Sequence[Sentence], seed: int) -> np.ndarray:
-        conf = self.confidence(model, sentences, seed, rank="votes")
+    def scores(self, model: Any, batch: Batch, seed: int) -> tuple[np.ndarray, Confidence]:
+        conf = self.confidence(model, batch, seed)
         lengths = np.diff(conf.sent_offsets)
         with np.errstate(invalid="ignore", divide="ignore"):
             gain = self.gain(conf, np.maximum(lengths, 1).astype(np.float64))
-        return np.where(lengths > 0, -gain, np.inf)
+        return np.where(lengths > 0, -gain, np.inf), conf
 
 
+@register
 class ErrorsPerWord(_PerWord):
     """Most expected corrections per word first: ``sum_t (1 - confidence_t) / length``, the
     expected share of a sentence's tokens whose predicted tag is wrong (the annotator fixes them),
@@ -48,6 +55,7 @@ class ErrorsPerWord(_PerWord):
         return _sentence_reduce(conf, 1.0 - conf.confidence, "sum") / lengths
 
 
+@register
 class LeastConfidentPerWord(_PerWord):
     """The least-confident token's doubt divided by the words to read: ``(1 - min_t
     confidence_t) / length`` (the paper's least-confidence, cost-normalised)."""
@@ -58,6 +66,7 @@ class LeastConfidentPerWord(_PerWord):
         return (1.0 - _sentence_reduce(conf, conf.confidence, "min")) / lengths
 
 
+@register
 class TotalEntropy(_PerWord):
     """Highest total token entropy first: ``sum_t H_t`` over the draws' label distribution
     (Settles & Craven 2008's total token entropy; no length normalisation, so it is the

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from cwal.io.sentence import Sentence
 from cwal.strategies.base import Strategy
+from cwal.strategies.order import encoded
 
 SUFFIX = "+diverse"
 HORIZON = 100
@@ -29,7 +30,7 @@ the inner order)."""
 def feature_vectors(model: Any, sentences: Sequence[Sentence]) -> sp.csr_matrix:
     """One L2-normalised TF-IDF row per sentence over the model's feature ids (IDF within the
     batch, so features every sentence has, such as the bias, weigh nothing)."""
-    enc = model.encode(list(sentences))
+    enc = encoded(model, sentences)
     n = enc.n_sentences
     tokens_per = np.diff(enc.sent_offsets)
     feats_per_token = np.diff(enc.tok_offsets)
@@ -105,6 +106,9 @@ class Diverse(Strategy):
 
     def score(self, model: Any, sentences: Sequence[Sentence], seed: int) -> np.ndarray:
         return self.inner.score(model, sentences, seed)
+
+    def scores(self, model: Any, batch: Sequence[Sentence], seed: int) -> tuple[np.ndarray, Any]:
+        return self.inner.scores(model, batch, seed)
 
     def order(
         self,

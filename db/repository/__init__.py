@@ -40,6 +40,16 @@ from db.repository.leases import (
     release_lease,
     renew_lease,
 )
+from db.repository.members import (
+    ADMIN_ROLE,
+    PROJECT_ROLES,
+    MemberInfo,
+    list_members,
+    project_role,
+    projects_of,
+    remove_member,
+    set_member,
+)
 from db.repository.predictions import (
     PredictionRecord,
     calibration_frame,
@@ -105,6 +115,7 @@ from db.repository.users import (
 )
 
 __all__ = [
+    "ADMIN_ROLE",
     "AnnotationEvent",
     "AnnotatorStats",
     "BatchInfo",
@@ -116,6 +127,8 @@ __all__ = [
     "DatabaseBusyError",
     "InvalidValueError",
     "LeaseInfo",
+    "MemberInfo",
+    "PROJECT_ROLES",
     "NotFoundError",
     "PredictionRecord",
     "ProjectCounts",
@@ -163,8 +176,12 @@ __all__ = [
     "lease_next",
     "list_checkpoints",
     "list_import_batches",
+<<<<<<< HEAD
     "incomplete_imports",
     "discard_import",
+=======
+    "list_members",
+>>>>>>> main
     "list_projects",
     "list_sentences",
     "list_simulation_runs",
@@ -173,12 +190,16 @@ __all__ = [
     "log_predictions",
     "prediction_log",
     "project_counts",
+    "project_role",
+    "projects_of",
+    "remove_member",
     "prune_checkpoints",
     "release_lease",
     "renew_lease",
     "retractions",
     "save_checkpoint",
     "sentence_ids",
+    "set_member",
     "set_password",
     "set_role",
     "skip",

@@ -205,6 +205,7 @@ def test_a_project_without_types_gets_them_on_the_settings_form(store, users) ->
     from db import imports
 
     project = repo.create_project(store.engine, "Bare", {})
+    repo.set_member(store.engine, project, users.annotator.id, "annotator")
     imports.import_bytes(store.engine, project, b'{"tokens": ["Ada", "wrote"]}\n', "a.jsonl")
     at = app("pages/annotate.py", user=users.annotator).run()
     assert "no entity types" in at.warning[0].value
