@@ -1,8 +1,4 @@
-<<<<<<< HEAD
-"""Staged imports of CoNLL, JSONL and plain-text corpora into a project.
-=======
-"""Transactional imports of corpora in any ``cwal.io`` format (CoNLL, JSONL, raw text, Prodigy ...).
->>>>>>> main
+"""Staged imports of corpora in any ``cwal.io`` format (CoNLL, JSONL, raw text, Prodigy ...).
 
 An import is all or nothing, and it never locks annotators out: the file is read by the
 ``cwal.io`` readers and its sentences are written into a *staged* batch (``state="importing"``),
@@ -222,13 +218,9 @@ def _stage_one(
     chunk_size: int,
     resume: bool,
 ) -> ImportResult:
-<<<<<<< HEAD
     """Write one file's sentences into a staged batch, ``chunk_size`` sentences per short
     transaction (annotators' writes interleave); they stay invisible until published."""
-    fmt = fmt or format_of(item.name) or detect_format(item.source())
-=======
     fmt = resolve_format(item.source(), fmt)
->>>>>>> main
     roles, kw = _reader_options(fmt, settings, encoding, columns)
     with write_transaction(engine) as conn:
         batch_id, done = _open_batch(conn, project_id, item, fmt, split, resume)

@@ -29,7 +29,7 @@ for b in repo.incomplete_imports(state.engine(), project.id):
                "staged, none visible yet. If it stopped (no progress for a minute), add the same "
                "file again to resume it, or delete it.")  # fmt: skip
     if st.button(f"Delete unfinished import #{b.id}", key=f"discard_{b.id}"):
-        actions.discard_import(lead, b.id)
+        actions.discard_import(lead, project.id, b.id)
         st.rerun()
 
 with st.form("add_file", clear_on_submit=True):

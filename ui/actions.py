@@ -154,12 +154,6 @@ def set_password(actor: repo.UserInfo, user_id: int, password: str) -> None:
     repo.set_password(state.engine(), user_id, password)
 
 
-<<<<<<< HEAD
-@lead_only
-def discard_import(actor: repo.UserInfo, batch_id: int) -> int:
-    """Delete an unfinished (interrupted) import and its staged sentences; how many."""
-    return repo.discard_import(state.engine(), batch_id)
-=======
 @project_lead_only
 def set_member(actor: repo.UserInfo, project_id: int, user_id: int, role: str) -> None:
     """Add a user to the project, or change their project role; the project keeps a lead."""
@@ -190,7 +184,15 @@ def list_members(actor: repo.UserInfo, project_id: int) -> list[repo.MemberInfo]
 def accounts(actor: repo.UserInfo, project_id: int) -> list[tuple[int, str]]:
     """``(id, name)`` of every account, for a project lead choosing whom to add."""
     return [(u.id, u.name) for u in repo.list_users(state.engine())]
->>>>>>> main
+
+
+@project_lead_only
+def discard_import(actor: repo.UserInfo, project_id: int, batch_id: int) -> int:
+    """Delete an unfinished (interrupted) import of the project and its staged sentences; how
+    many (0 when the project has no such unfinished import, e.g. a second click)."""
+    if batch_id not in {b.id for b in repo.incomplete_imports(state.engine(), project_id)}:
+        return 0
+    return repo.discard_import(state.engine(), batch_id)
 
 
 def backup_hint() -> str | None:

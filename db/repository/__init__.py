@@ -176,12 +176,9 @@ __all__ = [
     "lease_next",
     "list_checkpoints",
     "list_import_batches",
-<<<<<<< HEAD
     "incomplete_imports",
     "discard_import",
-=======
     "list_members",
->>>>>>> main
     "list_projects",
     "list_sentences",
     "list_simulation_runs",
