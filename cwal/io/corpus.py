@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, BinaryIO, TextIO
 
 from cwal.io.conll import DOCSTART, read_conll, write_conll
+from cwal.io.conllu_file import read_conllu, write_conllu
 from cwal.io.jsonl import read_jsonl, write_jsonl
+from cwal.io.labelstudio import read_labelstudio, write_labelstudio
 from cwal.io.raw import looks_raw, read_raw
 from cwal.io.sentence import Sentence
 from cwal.io.source import MAX_LINE, PathLike, Source, as_source, raw_lines, split_fields
@@ -16,7 +19,7 @@ from cwal.io.spanjsonl import read_doccano, read_prodigy, write_doccano, write_p
 from cwal.io.table import write_table
 from cwal.io.text import read_text, write_text
 
-FORMATS = ("conll", "jsonl", "text", "raw", "prodigy", "doccano")
+FORMATS = ("conll", "jsonl", "text", "raw", "prodigy", "doccano", "conllu", "labelstudio")
 FORMAT_NAMES = {
     "conll": "CoNLL columns",
     "jsonl": "JSONL token lists",
@@ -24,14 +27,18 @@ FORMAT_NAMES = {
     "raw": "raw text (cwal splits it)",
     "prodigy": "Prodigy JSONL",
     "doccano": "doccano JSONL",
+    "conllu": "CoNLL-U, NER in MISC",
+    "labelstudio": "Label Studio JSON",
     "csv": "CSV, a token a row",
     "tsv": "TSV, a token a row",
 }
 UNLABELED = ("text", "raw")  # formats without tags: their readers take no tag rules
-JSON_FAMILY = ("jsonl", "prodigy", "doccano")
-_FORMAT_ALIASES = {"ndjson": "jsonl", "txt": "text", "plain": "text", "tokens": "text"}
+JSON_FAMILY = ("jsonl", "prodigy", "doccano", "labelstudio")
+_FORMAT_ALIASES = {"ndjson": "jsonl", "txt": "text", "plain": "text", "tokens": "text",
+                   "label-studio": "labelstudio", "ls": "labelstudio"}  # fmt: skip
 EXTENSIONS = {
     **dict.fromkeys((".jsonl", ".json", ".ndjson"), "json"),  # which JSON format: sniffed
+    ".conllu": "conllu",
     **dict.fromkeys(
         (".conll", ".conllx", ".iob", ".iob1", ".iob2", ".bio", ".bioes", ".iobes", ".tsv",
          ".col", ".train", ".test", ".testa", ".testb", ".dev", ".valid"),
@@ -39,6 +46,8 @@ EXTENSIONS = {
     ),
 }  # fmt: skip
 SNIFF_LINES = 200
+_CONLLU_COMMENT = re.compile(r"# (sent_id|text|newdoc|newpar|global\.columns) ?=?")
+_CONLLU_WORD = re.compile(r"^\d+(-\d+|\.\d+)?\t[^\t]+(\t[^\t]*){8}$")
 MAX_COLUMNS = 10
 
 
@@ -60,9 +69,10 @@ def json_format(obj: object) -> str:
 def detect_format(source: PathLike | Source) -> str:
     """Guess the format of a file from its first lines.
 
-    The rule: a first non-blank line starting with ``{`` is JSON Lines, the format by its keys
-    (``json_format``); else ``conll`` when a
-    line starts with ``-DOCSTART-``, or when the first 200 non-blank lines (at least two) all have
+    The rule: a first non-blank line starting with ``[`` (or a lone ``{``) is Label Studio JSON;
+    one starting with ``{`` is JSON Lines, the format by its keys (``json_format``); a CoNLL-U
+    comment (``# sent_id =``, ``# text =``) or a 10-field tab-separated word line is ``conllu``;
+    else ``conll`` when a line starts with ``-DOCSTART-``, or when the first 200 non-blank lines (at least two) all have
     the same number k <= 10 of space/tab-separated fields and either k == 1 (one token per line)
     or a blank line separates two of them (blank-line separated sentences); else ``raw`` when
     the lines read as running text (``cwal.io.raw.looks_raw``), else ``text``.
@@ -80,11 +90,17 @@ def detect_format(source: PathLike | Source) -> str:
             if not fields:
                 pending_blank = n_rows > 0
                 continue
+            if n_rows == 0 and text.lstrip().startswith("["):
+                return "labelstudio"
+            if n_rows == 0 and text.startswith("# ") and _CONLLU_COMMENT.match(text):
+                return "conllu"
+            if n_rows == 0 and _CONLLU_WORD.match(text):
+                return "conllu"
             if n_rows == 0 and text.lstrip().startswith("{"):
                 try:
                     return json_format(json.loads(text))
-                except ValueError:
-                    return "jsonl"  # its reader names the bad line
+                except ValueError:  # a pretty-printed object: one Label Studio task
+                    return "labelstudio" if text.strip() == "{" else "jsonl"
             if fields[0] == DOCSTART:
                 return "conll"
             n_rows += 1
@@ -133,6 +149,8 @@ _READERS: dict[str, Callable[..., Iterator[Sentence]]] = {
     "raw": read_raw,
     "prodigy": read_prodigy,
     "doccano": read_doccano,
+    "conllu": read_conllu,
+    "labelstudio": read_labelstudio,
 }
 
 
@@ -174,7 +192,8 @@ def read_corpus_bytes(
     return _dispatch(Source(data, name), format, columns, kw)
 
 
-WRITE_FORMATS = ("conll", "jsonl", "text", "prodigy", "doccano", "csv", "tsv")
+WRITE_FORMATS = ("conll", "jsonl", "text", "prodigy", "doccano", "conllu", "labelstudio", "csv",
+                 "tsv")  # fmt: skip
 
 
 def write_corpus(
@@ -201,6 +220,10 @@ def write_corpus(
         return write_prodigy(sentences, dest, scheme)
     if fmt == "doccano":
         return write_doccano(sentences, dest, scheme)
+    if fmt == "conllu":
+        return write_conllu(sentences, dest)
+    if fmt == "labelstudio":
+        return write_labelstudio(sentences, dest, scheme)
     if fmt == "jsonl":
         return write_jsonl(sentences, dest)
     if fmt == "text":
