@@ -1,7 +1,7 @@
 """Staged imports: an import batch is ``importing`` (its sentences invisible) until it is ``done``.
 
 Revision ID: 0021
-Revises: 0022
+Revises: 0018
 Create Date: 2026-11-27 03:40:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0021"
-down_revision: str | None = "0022"
+down_revision: str | None = "0018"
 branch_labels: str | None = None
 depends_on: str | None = None
 
