@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, BinaryIO, TextIO
 
+from cwal.io.brat import read_brat, write_brat
 from cwal.io.conll import DOCSTART, read_conll, write_conll
 from cwal.io.conllu_file import read_conllu, write_conllu
 from cwal.io.jsonl import read_jsonl, write_jsonl
@@ -15,11 +16,13 @@ from cwal.io.labelstudio import read_labelstudio, write_labelstudio
 from cwal.io.raw import looks_raw, read_raw
 from cwal.io.sentence import Sentence
 from cwal.io.source import MAX_LINE, PathLike, Source, as_source, raw_lines, split_fields
+from cwal.io.spacy_file import read_docbin, read_spacy_json, write_docbin, write_spacy_json
 from cwal.io.spanjsonl import read_doccano, read_prodigy, write_doccano, write_prodigy
 from cwal.io.table import write_table
 from cwal.io.text import read_text, write_text
 
-FORMATS = ("conll", "jsonl", "text", "raw", "prodigy", "doccano", "conllu", "labelstudio")
+FORMATS = ("conll", "jsonl", "text", "raw", "prodigy", "doccano", "conllu", "labelstudio", "brat",
+           "spacy", "spacy-json")  # fmt: skip
 FORMAT_NAMES = {
     "conll": "CoNLL columns",
     "jsonl": "JSONL token lists",
@@ -29,16 +32,21 @@ FORMAT_NAMES = {
     "doccano": "doccano JSONL",
     "conllu": "CoNLL-U, NER in MISC",
     "labelstudio": "Label Studio JSON",
+    "brat": "brat standoff .txt + .ann",
+    "spacy": "spaCy DocBin .spacy (needs spaCy)",
+    "spacy-json": "spaCy JSON training format",
     "csv": "CSV, a token a row",
     "tsv": "TSV, a token a row",
 }
 UNLABELED = ("text", "raw")  # formats without tags: their readers take no tag rules
-JSON_FAMILY = ("jsonl", "prodigy", "doccano", "labelstudio")
+JSON_FAMILY = ("jsonl", "prodigy", "doccano", "labelstudio", "spacy-json")
 _FORMAT_ALIASES = {"ndjson": "jsonl", "txt": "text", "plain": "text", "tokens": "text",
                    "label-studio": "labelstudio", "ls": "labelstudio"}  # fmt: skip
 EXTENSIONS = {
     **dict.fromkeys((".jsonl", ".json", ".ndjson"), "json"),  # which JSON format: sniffed
     ".conllu": "conllu",
+    ".ann": "brat",
+    ".spacy": "spacy",
     **dict.fromkeys(
         (".conll", ".conllx", ".iob", ".iob1", ".iob2", ".bio", ".bioes", ".iobes", ".tsv",
          ".col", ".train", ".test", ".testa", ".testb", ".dev", ".valid"),
@@ -91,7 +99,7 @@ def detect_format(source: PathLike | Source) -> str:
                 pending_blank = n_rows > 0
                 continue
             if n_rows == 0 and text.lstrip().startswith("["):
-                return "labelstudio"
+                return _json_array(src)
             if n_rows == 0 and text.startswith("# ") and _CONLLU_COMMENT.match(text):
                 return "conllu"
             if n_rows == 0 and _CONLLU_WORD.match(text):
@@ -117,6 +125,20 @@ def detect_format(source: PathLike | Source) -> str:
     return "raw" if looks_raw(lines) else "text"
 
 
+def _json_array(src: Source) -> str:
+    """``spacy-json`` when the array's first document has ``paragraphs``, else ``labelstudio``."""
+    with src.open() as handle:
+        head = handle.read(1 << 16).decode("utf-8", errors="replace")
+    return "spacy-json" if '"paragraphs"' in head else "labelstudio"
+
+
+def _has_companion(src: Source) -> bool:
+    """True for a ``.txt`` that comes with a brat ``.ann`` (beside it, or in the same zip)."""
+    if src.companion is not None:
+        return True
+    return src.path is not None and os.path.exists(os.path.splitext(src.path)[0] + ".ann")
+
+
 def format_of(name: str) -> str | None:
     """The format a file name's extension implies (``json`` for the JSON family, sniffed among
     them; ``.txt`` and unknown ones: None, sniffed)."""
@@ -128,6 +150,8 @@ def resolve_format(src: Source, fmt: str | None) -> str:
     else sniffed (``detect_format``)."""
     if fmt:
         return normalize(fmt)
+    if src.name.lower().endswith(".txt") and _has_companion(src):
+        return "brat"
     found = format_of(src.name)
     if found == "json":
         detected = detect_format(src)
@@ -151,6 +175,9 @@ _READERS: dict[str, Callable[..., Iterator[Sentence]]] = {
     "doccano": read_doccano,
     "conllu": read_conllu,
     "labelstudio": read_labelstudio,
+    "brat": read_brat,
+    "spacy": read_docbin,
+    "spacy-json": read_spacy_json,
 }
 
 
@@ -192,8 +219,9 @@ def read_corpus_bytes(
     return _dispatch(Source(data, name), format, columns, kw)
 
 
-WRITE_FORMATS = ("conll", "jsonl", "text", "prodigy", "doccano", "conllu", "labelstudio", "csv",
-                 "tsv")  # fmt: skip
+WRITE_FORMATS = ("conll", "jsonl", "text", "prodigy", "doccano", "conllu", "labelstudio",
+                 "spacy-json", "csv", "tsv", "brat", "spacy")  # fmt: skip
+PATH_ONLY = ("brat", "spacy")  # written to a path: a folder or .zip of pairs, a binary file
 
 
 def write_corpus(
@@ -224,6 +252,14 @@ def write_corpus(
         return write_conllu(sentences, dest)
     if fmt == "labelstudio":
         return write_labelstudio(sentences, dest, scheme)
+    if fmt == "spacy-json":
+        return write_spacy_json(sentences, dest, scheme)
+    if fmt in PATH_ONLY and hasattr(dest, "write"):
+        raise ValueError(f"{fmt} is written to a path (a folder or file), not a text stream")
+    if fmt == "brat":
+        return write_brat(sentences, dest, scheme)
+    if fmt == "spacy":
+        return write_docbin(sentences, dest, scheme)
     if fmt == "jsonl":
         return write_jsonl(sentences, dest)
     if fmt == "text":
