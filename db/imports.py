@@ -18,7 +18,8 @@ from typing import Any, Literal
 from sqlalchemy import Connection, Engine
 
 from cwal.errors import CorpusError
-from cwal.io import Sentence, read_corpus, read_corpus_bytes
+from cwal.io import Sentence, read_corpus
+from cwal.io.bundle import expand_bytes
 from cwal.io.corpus import UNLABELED, resolve_format
 from cwal.io.source import Source
 from db.engine import write_transaction
@@ -79,9 +80,12 @@ class _Input:
     name: str
     content_hash: str
     total_lines: int
+    companion: Source | None = None  # read with this input (brat's .ann beside its .txt)
 
     def source(self) -> Source:
-        return Source(self.data, self.name)
+        source = Source(self.data, self.name)
+        source.companion = self.companion
+        return source
 
 
 def _scan(chunks: Iterable[bytes]) -> tuple[str, int]:
@@ -157,10 +161,7 @@ def _import_one(
     fmt = resolve_format(item.source(), fmt)
     roles, kw = _reader_options(fmt, settings, encoding, columns)
     batch_id = create_batch(conn, project_id, item.name, item.content_hash, fmt, split)
-    if isinstance(item.data, Path):
-        stream = read_corpus(item.data, fmt, roles, **kw)
-    else:
-        stream = read_corpus_bytes(item.data, item.name, fmt, roles, **kw)
+    stream = read_corpus(item.source(), fmt, roles, **kw)
     document = os.path.basename(item.name) or item.name
     now = utcnow()
     n_sentences = n_tokens = n_annotations = 0
@@ -262,8 +263,9 @@ def import_file(
 def import_bytes(
     engine: Engine, project_id: int, data: bytes, name: str, **options: Any
 ) -> ImportResult:
-    """Import uploaded bytes (``name`` picks the format and names the input in errors); the
-    options are those of :func:`import_file`."""
+    """Import uploaded bytes (``name`` picks the format and names the input in errors; a ``.zip``
+    imports every member, brat pairs together, all or nothing); the options are those of
+    :func:`import_file`."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise InvalidValueError("import_bytes takes the file's bytes")
     limit = max_upload_bytes()
@@ -274,15 +276,33 @@ def import_bytes(
             f"the file has {len(data) / 2**20:.1f} MB, over the upload limit of "
             f"{limit / 2**20:.0f} MB (CWAL_MAX_UPLOAD_MB); split the file or raise the limit",
         )
-    return _run(engine, project_id, [_from_bytes(bytes(data), name)], **options)[0]
+    sources = expand_bytes(bytes(data), name)
+    if len(sources) == 1 and sources[0].name == name:
+        return _run(engine, project_id, [_from_bytes(bytes(data), name)], **options)[0]
+    results = _run(engine, project_id, [_from_source(s) for s in sources], **options)
+    return ImportResult(  # a zip archive imports as one unit: its members' totals
+        results[-1].batch_id,
+        name,
+        "+".join(dict.fromkeys(r.format for r in results)),
+        results[-1].split,
+        sum(r.n_sentences for r in results),
+        sum(r.n_tokens for r in results),
+        sum(r.n_annotations for r in results),
+        hashlib.sha256(bytes(data)).hexdigest(),
+    )
 
 
 def _from_source(source: Source) -> _Input:
     if source.path is not None:
         item = _from_path(source.path)
-        return _Input(item.data, source.name, item.content_hash, item.total_lines)
-    with source.open() as handle:
-        return _from_bytes(handle.read(), source.name)
+    else:
+        with source.open() as handle:
+            item = _from_bytes(handle.read(), source.name)
+    digest = item.content_hash
+    if source.companion is not None:  # the pair's hash: a changed .ann is a new import
+        with source.companion.open() as handle:
+            digest = hashlib.sha256((digest + _scan([handle.read()])[0]).encode()).hexdigest()
+    return _Input(item.data, source.name, digest, item.total_lines, source.companion)
 
 
 def add_sources(
