@@ -14,6 +14,7 @@ from cwal.io.bundle import expand_bytes
 from cwal.io.corpus import FORMAT_NAMES, UNLABELED, resolve_format
 from cwal.io.corpus import FORMATS as READ_FORMATS
 from cwal.learners import LEARNERS
+from db import imports
 from db import repository as repo
 from ui import actions
 from ui.safe import md
@@ -79,6 +80,7 @@ def check_upload(
 ) -> tuple[int, list[str]]:
     """Read an upload once before anything is stored: its sentence count and the entity types
     its tags use. Raises ``CorpusError`` (with the line) for a bad file."""
+    imports.check_upload_size(len(data), name)
     n, seen = 0, {}
     for source in expand_bytes(data, name):
         part = resolve_format(source, fmt)
