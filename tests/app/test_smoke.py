@@ -12,7 +12,6 @@ import zipfile
 import pytest
 
 from cwal.io.corpus import FORMAT_NAMES, WRITE_FORMATS
-
 from db import repository as repo
 from tests.app.conftest import PASSWORD, app, editor_data
 from tests.app.fakes import FakeSession
