@@ -25,15 +25,20 @@ LEAD_PAGES = [
     st.Page("pages/error_analysis.py", title="Error analysis", icon=":material/troubleshoot:"),
     st.Page("pages/review.py", title="Review", icon=":material/rule:"),
     st.Page("pages/compare_strategies.py", title="Compare strategies", icon=":material/compare:"),
-    st.Page("pages/projects.py", title="Projects", icon=":material/folder:"),
     st.Page("pages/add_files.py", title="Files & settings", icon=":material/upload_file:"),
     st.Page("pages/export.py", title="Export", icon=":material/download:"),
+    st.Page("pages/members.py", title="Members", icon=":material/groups:"),
+]
+# The administrator's pages (a user whose account role is lead): every project, every account.
+ADMIN_PAGES = [
+    st.Page("pages/projects.py", title="Projects", icon=":material/folder:"),
     st.Page("pages/users.py", title="Users", icon=":material/group:"),
 ]
 
 
-def sidebar(user) -> None:
-    """Who is signed in, the project to work on, and sign-out (and, for a lead, ``ui.preload``)."""
+def sidebar(user) -> str | None:
+    """Who is signed in, the project to work on, and sign-out (and, for a lead, ``ui.preload``);
+    returns the user's role on the chosen project."""
     with st.sidebar:
         st.caption("Signed in as")
         st.text(f"{user.name} ({user.role})")
@@ -49,23 +54,31 @@ def sidebar(user) -> None:
                 format_func=names.__getitem__,
             )
             state.choose_project(chosen)
+        elif user.role != "lead":
+            st.info("You are not a member of any project yet: ask a project lead to add you.")
         if st.button("Sign out", width="stretch"):
             auth.sign_out()
             st.rerun()
-    if user.role == "lead":
+    current = state.current_project()
+    role = None if current is None else auth.project_role(user, current.id)
+    if user.role == "lead" or role == "lead":
         preload.chart_code()  # the browser loads the chart code before the first lead page
+    return role
 
 
+state.check_database()  # a damaged database file: a clear message instead of a traceback
 user = auth.current_user()
 if user is None:
     navigation = st.navigation(
         [st.Page("pages/login.py", title="Sign in", icon=":material/login:")]
     )
 else:
-    sidebar(user)
+    role = sidebar(user)
     sections = {"Annotation": ANNOTATOR_PAGES}
-    if user.role == "lead":
+    if user.role == "lead" or role == "lead":
         sections["Lead"] = LEAD_PAGES
+    if user.role == "lead":
+        sections["Administration"] = ADMIN_PAGES
     navigation = st.navigation(sections)
 with warmup.page_run():  # background refreshes wait for the page (and others) to be drawn
     navigation.run()

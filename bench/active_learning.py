@@ -1,13 +1,17 @@
 """Query strategies compared by simulated active learning (mejer-crammer-2010 §6 protocol) on
 CoNLL-2000 NP chunking and CoNLL-2002 Spanish NER: 50 random sentences to start, 10 labeled per
-step from 1,000 random candidates, an evaluation every 100, a budget of 2,000 sentences, 3 seeds,
-all strategies, the CW learner refit on all labels at each evaluation (``--mode online``: online
-updates only); plus the learner trained on the whole pool (full-data F1).
+step from 1,000 random candidates, an evaluation every 100, a budget of 2,000 sentences, 5 seeds,
+the default strategies, the CW learner refit on all labels at each evaluation (``--mode online``:
+online updates only); plus the learner trained on the whole pool (full-data F1).
 
 Reports per strategy the final F1, labeled words, the words needed to reach Random's final F1
-and 95% of the full-data F1, and the area under the F1-vs-words curve; then the targets: KD-Fixed
-and KD-PC reach Random's final F1 with at most half of Random's words; MinConfMargin >= MinMargin
-beyond 10,000 labeled words; the whole grid of one corpus in <= 15 minutes on 2 cores.
+and 95% of the full-data F1, and the area under the F1-vs-words curve; then per strategy the
+words per picked sentence and the words to reach Random's final F1 and 95% / 99% of the
+full-data F1 relative to Random's, with 95% bootstrap intervals over the seeds; the stopping
+signal's words and F1 against the words to 99% of full-data F1; then the targets:
+one strategy reaches Random's final F1 with <= 0.5 of Random's words (interval's upper end
+<= 0.6); KD-Fixed and KD-PC with <= 0.65; MinConfMargin >= MinMargin beyond 10,000 labeled
+words; the whole grid of one corpus in <= 15 minutes on 2 cores.
 Results are kept under ``--out`` (rerun to resume an interrupted run).
 
     python bench/active_learning.py [--quick] [--json PATH] [--tasks np esp] [--mode retrain]
@@ -35,22 +39,56 @@ if str(ROOT) not in sys.path:
 
 from cwal.confidence import RANKS  # noqa: E402
 from cwal.simulate import (  # noqa: E402
+    DEFAULT_SEEDS,
     DEFAULT_STRATEGIES,
     JsonDirSink,
     Ref,
     SimConfig,
+    format_costs,
     per_seed,
     recommend,
     run_experiment,
     summarize,
+    word_costs,
 )
+from cwal.simulate.stopping import format_stops, stop_table  # noqa: E402
 from cwal.simulate.summary import format_table  # noqa: E402
-from cwal.strategies import STRATEGIES  # noqa: E402
+from cwal.strategies import DIVERSE, STRATEGIES  # noqa: E402
 
 TIME_LIMIT = 15 * 60
 
 
 KD = ("kd-fixed", "kd-pc")
+BEST, BEST_HIGH, KD_MAX = 0.5, 0.6, 0.65
+"""Targets: the best strategy's words to Random's final F1 over Random's words (and the upper
+end of its interval); KD-Fixed's and KD-PC's."""
+
+
+def cost_targets(costs, seeds: int) -> dict:
+    """The word-cost targets judged from ``word_costs`` (every seed must reach Random's F1)."""
+    if costs.empty:
+        return {"best": {"met": False}, "kd": {"met": False}}
+    ok = costs[(costs["reached_random"] == seeds) & costs["ratio_random"].notna()]
+    ok = ok.drop(index="random", errors="ignore")
+    best = ok["ratio_random"].idxmin() if len(ok) else None
+    row = ok.loc[best] if best is not None else None
+    kd = {s: float(costs.loc[s, "ratio_random"]) if s in costs.index else math.nan for s in KD}
+    return {
+        "best": {
+            "met": row is not None
+            and row["ratio_random"] <= BEST
+            and row["ratio_random_hi"] <= BEST_HIGH,
+            "strategy": best,
+            "ratio": None if row is None else float(row["ratio_random"]),
+            "interval": None
+            if row is None
+            else [float(row["ratio_random_lo"]), float(row["ratio_random_hi"])],  # fmt: skip
+        },
+        "kd": {
+            "met": all(math.isfinite(v) and v <= KD_MAX for v in kd.values()),
+            "ratio": kd,
+        },
+    }
 
 
 def kd_params(args: argparse.Namespace) -> dict[str, dict]:
@@ -62,7 +100,7 @@ def kd_params(args: argparse.Namespace) -> dict[str, dict]:
 
 def run_task(task: str, args: argparse.Namespace) -> dict:
     quick = args.quick
-    seeds = tuple(args.seeds) if args.seeds else (0,) if quick else (0, 1, 2)
+    seeds = tuple(args.seeds) if args.seeds else (0,) if quick else DEFAULT_SEEDS
     config = SimConfig(
         strategies=tuple(args.strategies),
         seeds=seeds,
@@ -94,6 +132,7 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
     last = curves.groupby(["strategy", "seed"]).last()
     cpu = float(last["cpu_seconds"].sum()) if "cpu_seconds" in last else math.nan
     pick, why = recommend(table)
+    costs = word_costs(curves)
     rnd_words = table.loc["random", "final_words"] if "random" in table.index else math.nan
     ratio = {s: table.loc[s, "words_to_random"] / rnd_words for s in KD if s in table.index}
     cells = per_seed(curves).set_index(["strategy", "seed"])
@@ -109,6 +148,7 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
         if ("min-conf-margin", seed) in by_seed.index and ("min-margin", seed) in by_seed.index
     ]
     targets = {
+        "words_vs_random": cost_targets(costs, len(config.seeds)),
         "kd_half_of_random_words": {
             "met": len(ratio) == len(KD)
             and all(
@@ -140,6 +180,12 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
         "resumed": resumed,
         "summary": json.loads(table.reset_index().to_json(orient="records")),
         "table": format_table(table),
+        "word_costs": json.loads(costs.reset_index().to_json(orient="records"))
+        if len(costs)
+        else [],
+        "costs_table": format_costs(costs),
+        "stopping": json.loads(stop_table(curves).reset_index().to_json(orient="records")),
+        "stopping_table": format_stops(stop_table(curves)),
         "recommended": pick,
         "why": why,
         "targets": targets,
@@ -150,8 +196,23 @@ def show(result: dict) -> None:
     print(f"\n== {result['task']}  ({result['wall_seconds']:.0f} s"
           f"{', resumed' if result['resumed'] else ''}; {result['out']})")  # fmt: skip
     print(result["table"])
-    print(f"recommended: {result['recommended']} ({result['why']})")
+    print(f"recommended: {result['recommended']} ({result['why']})\n")
+    print(result["costs_table"])
+    print(result["stopping_table"])
     t = result["targets"]
+    best, kd = t["words_vs_random"]["best"], t["words_vs_random"]["kd"]
+    if best.get("strategy"):
+        lo, hi = best["interval"]
+        print(f"target one strategy <= {BEST} of Random's words (upper <= {BEST_HIGH}): "
+              f"{'met' if best['met'] else 'MISSED'} ({best['strategy']} {best['ratio']:.2f} "
+              f"[{lo:.2f}, {hi:.2f}])")  # fmt: skip
+    else:
+        print("target one strategy <= 0.5 of Random's words: MISSED (none reaches it every seed)")
+    print(
+        f"target KD-Fixed and KD-PC <= {KD_MAX}: {'met' if kd['met'] else 'MISSED'} ("
+        + ", ".join(f"{k} {v:.2f}" for k, v in kd["ratio"].items())
+        + ")"
+    )
     r = t["kd_half_of_random_words"]["ratio"]
     print(f"target KD reach Random's F1 with <= 1/2 its words: "
           f"{'met' if t['kd_half_of_random_words']['met'] else 'MISSED'} "
@@ -203,8 +264,8 @@ def main() -> None:
                         help="pool and evaluation both from the training file: a seeded FRACTION "
                         "of it held out for evaluation (never reads the test file)")  # fmt: skip
     parser.add_argument("--strategies", nargs="+", default=list(DEFAULT_STRATEGIES),
-                        choices=sorted(STRATEGIES))  # fmt: skip
-    parser.add_argument("--seeds", type=int, nargs="+", help="default 0 1 2 (0 with --quick)")
+                        choices=sorted(STRATEGIES) + [f"{s}{DIVERSE}" for s in sorted(STRATEGIES)])  # fmt: skip
+    parser.add_argument("--seeds", type=int, nargs="+", help="default 0 1 2 3 4 (0 with --quick)")
     parser.add_argument("--epochs", type=int, default=SimConfig.epochs, help="retrain epochs")
     parser.add_argument("--s", type=float, help="KD scale of kd-fixed and kd-pc")
     parser.add_argument("--k", type=int, help="KD draws of kd-fixed and kd-pc")

@@ -27,7 +27,12 @@ from cwal.io.conll import parse_roles
 from cwal.io.sentence import Sentence
 from cwal.learners.defaults import DEFAULT_EPOCHS
 
-COMMAND_MODULES: tuple[str, ...] = ("cwal.cli", "cwal.cli_simulate")
+COMMAND_MODULES: tuple[str, ...] = (
+    "cwal.cli",
+    "cwal.cli_simulate",
+    "cwal.cli_backup",
+    "cwal.cli_io",
+)
 LEARNER_NAMES = ("arow", "cw", "pa", "perceptron", "kbest-pa", "arow-kc", "cw-kc", "c-spv", "l-spv",
                  "mec", "maxent-l1")  # fmt: skip
 CHUNK_TYPES = frozenset(
@@ -211,6 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except CwalError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return getattr(exc, "exit_status", 2)
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)

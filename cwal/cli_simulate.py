@@ -8,7 +8,11 @@
 Results go to a folder of JSON files (``--out``; rerun the same command to resume) or to the
 database (``--db``; resume with ``--resume KEY``). The table at the end gives, per strategy, the
 final F1, labeled words, the words needed to reach 95% of the full-data F1 and Random's final F1,
-and the area under the F1-vs-words curve; ``--json`` prints it as JSON instead.
+and the area under the F1-vs-words curve; then each strategy's words per picked sentence and its
+words to reach Random's final F1 and 95% / 99% of the full-data F1 relative to Random's, with a
+95% bootstrap interval over the seeds (five by default); then where the stopping signal fires
+(successive models' tags on a stop set agree with kappa >= 0.99 three times in a row) against the
+words needed to reach 99% of the full-data F1; ``--json`` prints all of it as JSON instead.
 """
 
 from __future__ import annotations
@@ -25,16 +29,20 @@ from typing import Any
 from cwal.cli import UsageError, add_corpus_options, guess_template, read_labeled
 from cwal.corpora import TASKS
 from cwal.simulate import (
+    DEFAULT_SEEDS,
     DEFAULT_STRATEGIES,
     FULL_DATA,
     MODES,
     JsonDirSink,
     Ref,
     SimConfig,
+    format_costs,
     recommend,
     run_experiment,
     summarize,
+    word_costs,
 )
+from cwal.simulate.stopping import format_stops, stop_table
 from cwal.simulate.summary import format_table
 
 HELP = "compare query strategies on a gold corpus (simulated active learning)"
@@ -79,7 +87,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     run = p.add_argument_group("protocol")
     run.add_argument("--strategies", nargs="+", default=list(DEFAULT_STRATEGIES),
                      help=f"default: {' '.join(DEFAULT_STRATEGIES)}")  # fmt: skip
-    run.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    run.add_argument("--seeds", nargs="+", type=int, default=list(DEFAULT_SEEDS),
+                     help=f"default: {' '.join(map(str, DEFAULT_SEEDS))}")  # fmt: skip
     run.add_argument("--budget", type=int, default=2000, help="labeled sentences at the end")
     run.add_argument("--initial", type=int, default=50)
     run.add_argument("--batch", type=int, default=10, help="sentences labeled per step")
@@ -182,11 +191,17 @@ def report(curves: Any, as_json: bool, extra: dict[str, Any]) -> None:
         print("no finished curves")
         return
     pick, why = recommend(table)
+    costs, stops = word_costs(curves), stop_table(curves)
     if as_json:
-        rows = json.loads(table.reset_index().to_json(orient="records"))
-        print(json.dumps({**extra, "summary": rows, "recommended": pick, "why": why}, indent=2))
+        parts = (("summary", table), ("word_costs", costs), ("stopping", stops))
+        records = {name: json.loads(t.reset_index().to_json(orient="records")) if len(t) else []
+                   for name, t in parts}  # fmt: skip
+        print(json.dumps({**extra, **records, "recommended": pick, "why": why}, indent=2))
     else:
         print(format_table(table))
+        print()
+        print(format_costs(costs))
+        print(format_stops(stops))
         print(f"\nrecommended: {pick} ({why})")
 
 

@@ -1,4 +1,4 @@
-"""Transactional imports of CoNLL, JSONL and plain-text corpora into a project.
+"""Transactional imports of corpora in any ``cwal.io`` format (CoNLL, JSONL, raw text, Prodigy ...).
 
 An import is all or nothing: the file is read by the ``cwal.io`` readers inside one write
 transaction, and any ``CorpusError`` (with its line number) rolls everything back. The content
@@ -19,7 +19,7 @@ from sqlalchemy import Connection, Engine
 
 from cwal.errors import CorpusError
 from cwal.io import Sentence, read_corpus, read_corpus_bytes
-from cwal.io.corpus import detect_format, format_of
+from cwal.io.corpus import UNLABELED, resolve_format
 from cwal.io.source import Source
 from db.engine import write_transaction
 from db.models import utcnow
@@ -30,6 +30,18 @@ from db.repository.sentences import add_sentences, check_split, create_batch, fi
 
 TagsAs = Literal["gold", "annotations"]
 _HASH_CHUNK = 1 << 20
+DEFAULT_MAX_UPLOAD_MB = 200
+
+
+def max_upload_bytes() -> int:
+    """The upload size limit: ``CWAL_MAX_UPLOAD_MB`` (default 200, as Streamlit's
+    ``server.maxUploadSize`` in .streamlit/config.toml) in bytes."""
+    raw = os.environ.get("CWAL_MAX_UPLOAD_MB", "")
+    try:
+        mb = float(raw) if raw.strip() else DEFAULT_MAX_UPLOAD_MB
+    except ValueError:
+        mb = DEFAULT_MAX_UPLOAD_MB
+    return int(mb * 1024 * 1024) if mb > 0 else int(DEFAULT_MAX_UPLOAD_MB * 1024 * 1024)
 
 
 @dataclass(frozen=True)
@@ -73,14 +85,17 @@ class _Input:
 
 
 def _scan(chunks: Iterable[bytes]) -> tuple[str, int]:
+    """The content hash and the number of lines (LF, CRLF or CR-only ends) of a file's bytes."""
     digest = hashlib.sha256()
     lines = 0
     last = b""
     for chunk in chunks:
         digest.update(chunk)
-        lines += chunk.count(b"\n")
+        lines += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+        if last == b"\r" and chunk[:1] == b"\n":
+            lines -= 1  # a CRLF split between two chunks
         last = chunk[-1:] or last
-    return digest.hexdigest(), lines + (1 if last and last != b"\n" else 0)
+    return digest.hexdigest(), lines + (1 if last and last not in b"\r\n" else 0)
 
 
 def _from_path(path: str | os.PathLike) -> _Input:
@@ -99,7 +114,7 @@ def _reader_options(
     fmt: str, settings: dict[str, Any], encoding: str | None, columns: list[str] | None
 ) -> tuple[list[str] | None, dict[str, Any]]:
     """The ``columns`` argument and keywords of the reader for ``fmt`` under these settings."""
-    if fmt == "text":
+    if fmt in UNLABELED:
         return None, {"encoding": encoding}
     kw: dict[str, Any] = {
         "scheme": settings.get("scheme"),
@@ -139,7 +154,7 @@ def _import_one(
     progress: ProgressCallback | None,
     chunk_size: int,
 ) -> ImportResult:
-    fmt = fmt or format_of(item.name) or detect_format(item.source())
+    fmt = resolve_format(item.source(), fmt)
     roles, kw = _reader_options(fmt, settings, encoding, columns)
     batch_id = create_batch(conn, project_id, item.name, item.content_hash, fmt, split)
     if isinstance(item.data, Path):
@@ -233,7 +248,7 @@ def import_file(
 ) -> ImportResult:
     """Import one corpus file into a project, all or nothing.
 
-    Options: ``format`` (conll / jsonl / text; default by extension, else sniffed), ``columns``
+    Options: ``format`` (any of ``cwal.io.corpus.FORMATS``; default by extension, else sniffed), ``columns``
     (CoNLL roles; default the project's ``columns`` setting), ``encoding``, ``split`` (``pool``
     or ``eval``), ``tags_as`` (``gold``: the file's tags are gold tags; ``annotations``: they
     become submissions of ``annotator_id``), ``progress`` (called with an ``ImportProgress``
@@ -251,7 +266,34 @@ def import_bytes(
     options are those of :func:`import_file`."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise InvalidValueError("import_bytes takes the file's bytes")
+    limit = max_upload_bytes()
+    if len(data) > limit:
+        raise CorpusError(
+            name,
+            None,
+            f"the file has {len(data) / 2**20:.1f} MB, over the upload limit of "
+            f"{limit / 2**20:.0f} MB (CWAL_MAX_UPLOAD_MB); split the file or raise the limit",
+        )
     return _run(engine, project_id, [_from_bytes(bytes(data), name)], **options)[0]
+
+
+def _from_source(source: Source) -> _Input:
+    if source.path is not None:
+        item = _from_path(source.path)
+        return _Input(item.data, source.name, item.content_hash, item.total_lines)
+    with source.open() as handle:
+        return _from_bytes(handle.read(), source.name)
+
+
+def add_sources(
+    engine: Engine, project_id: int, sources: Iterable[Source], **options: Any
+) -> list[ImportResult]:
+    """Import several inputs (``cwal.io.bundle.expand`` of a folder or zip) in one transaction:
+    every one is stored or none is. Options as in :func:`import_file`."""
+    items = [_from_source(s) for s in sources]
+    if not items:
+        raise InvalidValueError("no files to import")
+    return _run(engine, project_id, items, **options)
 
 
 def add_files(

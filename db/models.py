@@ -144,12 +144,33 @@ class Sentence(Base):
     split: Mapped[str] = mapped_column(String(8))
 
 
+class Membership(Base):
+    """Who works on a project and as what (``lead``, ``reviewer``, ``annotator``)."""
+
+    __tablename__ = "memberships"
+    __table_args__ = (
+        CheckConstraint("role IN ('lead', 'reviewer', 'annotator')", name="role"),
+        Index(None, "user_id"),
+    )
+
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class Annotation(Base):
-    """Append-only: ``submitted`` carries tags, ``skipped`` none, ``undone`` retracts ``supersedes``."""
+    """Append-only: ``submitted`` carries tags, ``skipped`` none, ``undone`` retracts ``supersedes``;
+    ``version`` is one annotator's independent label of an overlap sentence (kept for agreement
+    and adjudication, never learned: the sentence's gold is a later ``submitted`` row)."""
 
     __tablename__ = "annotations"
     __table_args__ = (
-        CheckConstraint("status IN ('submitted', 'skipped', 'undone')", name="status"),
+        CheckConstraint("status IN ('submitted', 'skipped', 'undone', 'version')", name="status"),
         Index(None, "project_id", "id"),
         Index(None, "sentence_id", "id"),
         Index(None, "user_id", "id"),
@@ -165,6 +186,56 @@ class Annotation(Base):
     seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
     supersedes_id: Mapped[int | None] = mapped_column(ForeignKey("annotations.id"), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Adjudication(Base):
+    """Where a gold ``submitted`` row came from: the versions it settled and how (``accept``,
+    ``merge``, ``edit``, or ``agreed`` when every version was the same)."""
+
+    __tablename__ = "adjudications"
+    __table_args__ = (
+        CheckConstraint("method IN ('accept', 'merge', 'edit', 'agreed')", name="method"),
+        Index(None, "project_id", "sentence_id"),
+    )
+
+    annotation_id: Mapped[int] = mapped_column(
+        ForeignKey("annotations.id", ondelete="CASCADE"), primary_key=True
+    )
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    sentence_id: Mapped[int] = mapped_column(ForeignKey("sentences.id", ondelete="CASCADE"))
+    source_ids: Mapped[list] = mapped_column(JSONText())
+    method: Mapped[str] = mapped_column(String(16))
+
+
+class Guideline(Base):
+    """One version of a project's annotation guidelines (Markdown); the newest is shown."""
+
+    __tablename__ = "guidelines"
+    __table_args__ = (UniqueConstraint("project_id", "version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Flag(Base):
+    """An annotator's doubt about a sentence, with a comment; a lead resolves it."""
+
+    __tablename__ = "flags"
+    __table_args__ = (Index(None, "project_id", "resolved_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    sentence_id: Mapped[int] = mapped_column(ForeignKey("sentences.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    comment: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    resolved_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    resolution: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class Lease(Base):

@@ -9,8 +9,7 @@ from db import repository as repo
 from ui import actions, auth, forms, state
 from ui.safe import md
 
-lead = auth.require_lead()
-project = state.current_project()
+lead, project = auth.require_project_lead()
 st.title("Files & settings")
 if project is None:
     st.info("There is no project yet: create one on the Projects page.")

@@ -38,6 +38,8 @@ if first is not None and not annotator().types and not first["tags"]:
 
 def on_action() -> None:
     """Runs before the fragment re-renders: save the answer, then the next sentence is fetched."""
+    if auth.current_user() is None:  # signed out or deleted since the page ran
+        return
     annotator().handle((st.session_state.get(editor_key) or {}).get("action"))
 
 
@@ -45,6 +47,7 @@ def on_action() -> None:
 def workbench() -> None:
     """The editor and the counters; an action re-runs only this part of the page (and, while
     the model is being prepared, a poll every 2 s, until it is ready: then the whole page)."""
+    auth.require_user()  # a fragment re-run skips the page's own check
     if prepare.ready() and st.session_state.pop(POLLING_KEY, False):
         st.rerun()  # the whole page: without the poll and the notice
     if not prepare.ready():

@@ -7,7 +7,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from cwal.simulate import MODES, band, recommend, strategies_for, summarize
+from cwal.simulate import DEFAULT_SEEDS, MODES, band, recommend, strategies_for, summarize
+from cwal.simulate.intervals import display_costs, word_costs
 from cwal.simulate.summary import X_AXES, display_table
 from db import database_url
 from db import simulations as sims
@@ -16,8 +17,7 @@ from ui.safe import md
 
 MODE_NAMES = {"online": "learns online", "retrain": "retrains at each evaluation"}
 
-lead = auth.require_lead()
-project = state.current_project()
+lead, project = auth.require_project_lead()
 st.title("Compare strategies")
 if project is None:
     st.info("There is no project yet: create one on the Projects page.")
@@ -45,7 +45,7 @@ with st.expander("New comparison", expanded=not found):
         offered = strategies_for(project.settings["learner"])
         chosen = st.multiselect("Strategies", offered, default=offered)
         cols = st.columns(3)
-        seeds = cols[0].number_input("Seeds", 1, 10, 3)
+        seeds = cols[0].number_input("Seeds", 1, 10, len(DEFAULT_SEEDS))
         top = max(60, n_pool)
         budget = cols[1].number_input("Budget (sentences)", 60, top, min(2000, top))
         mode = cols[2].selectbox("Learner", MODES, format_func=MODE_NAMES.get)
@@ -81,6 +81,7 @@ def chart(curves: pd.DataFrame, axis: str) -> alt.LayerChart:
 
 @st.fragment(run_every=2.0 if running else None)
 def live() -> None:
+    auth.require_project_lead()  # a fragment re-run skips the page's own check
     exp = sims.get_experiment(engine, key)
     if exp.status != "done":
         done, alive = sims.experiment_progress(engine, exp), sims.is_running(key)
@@ -100,6 +101,7 @@ def live() -> None:
     ref = f"; the learner trained on the whole pool: F1 {100 * full:.1f}" if pd.notna(full) else ""
     st.caption(f"Lines: mean over seeds, bands: seed range; {MODE_NAMES[exp.config.mode]}{ref}.")
     st.dataframe(display_table(table))
+    st.dataframe(display_costs(word_costs(curves)))  # x Random's words, seed-bootstrap intervals
     if exp.status != "done":
         st.caption("Partial results: the pick comes when every run is finished.")
         return

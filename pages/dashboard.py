@@ -7,7 +7,7 @@ import streamlit as st
 
 from cwal import reports
 from db import repository as repo
-from db.repository import analysis, learning_curve
+from db.repository import analysis, learning_curve, stopping
 from ui import charts, state
 from ui.lead_page import open_lead_page, refresh_note
 
@@ -44,6 +44,8 @@ cols[4].metric("F1 on the evaluation split", f"{scores['f1']:.1%}" if scores els
 
 if counts.labeled == 0:
     st.info("No labels yet: the curves start with the first submitted sentence.")
+signal = stopping.stopping_signal(engine, project.id)  # successive models' agreement, no gold
+(st.success if signal.fired else st.caption)(signal.message())
 
 st.subheader("Learning curve")
 preq = reports.prequential_curve(logs.predictions)

@@ -10,8 +10,7 @@ from db import repository as repo
 from ui import actions, auth, state
 from ui.safe import md
 
-lead = auth.require_lead()
-project = state.current_project()
+lead, project = auth.require_project_lead()
 st.title("Export")
 if project is None:
     st.info("There is no project yet.")
@@ -21,8 +20,8 @@ st.caption(md(project.name))
 counts = repo.project_counts(state.engine(), project.id)
 st.write(f"{counts.labeled:,} of {counts.pool:,} pool sentences are labeled.")
 
-users = actions.list_users(lead)
-names = {u.id: u.name for u in users}
+names = {m.user_id: m.name for m in actions.list_members(lead, project.id)}
+names |= {a.user_id: a.name for a in repo.annotator_stats(state.engine(), project.id)}
 cols = st.columns(3)
 fmt = cols[0].radio("Format", ["conll", "jsonl"], format_func=str.upper, horizontal=True)
 status = cols[1].radio(
@@ -65,3 +64,16 @@ st.download_button(
     type="primary",
     on_click="ignore",
 )
+
+if lead.role == repo.ADMIN_ROLE:  # the whole database: administrators only
+    st.subheader("Backup")
+    hint = actions.backup_hint()
+    if hint is None:
+        st.caption(
+            "The whole database (every project, user and label), copied while annotators work."
+        )
+        st.download_button("Export backup", data=lambda: actions.backup_database(lead),
+                           file_name=f"cwal-{stamp}.sqlite3", mime="application/vnd.sqlite3",
+                           on_click="ignore")  # fmt: skip
+    else:
+        st.caption(md(hint[0].upper() + hint[1:] + "."))

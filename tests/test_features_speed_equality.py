@@ -206,3 +206,59 @@ def test_encoding_gives_the_reference_feature_ids() -> None:
                 for f in tok:
                     order.setdefault(f, len(order))
         assert index.strings == list(order)
+
+
+# --- batch encoding (cwal/features/_batch.py) against the string route --------------------------
+
+
+def _string_route(template: str, strings: Sequence[str] = ()) -> FeatureIndex:
+    """An index that encodes token by token through the template's strings (the batch encoder
+    only serves the built-in template functions themselves)."""
+    index = FeatureIndex(template, strings)
+    fn = get_template(template)
+    index._fn = lambda tokens, columns: fn(tokens, columns)
+    return index
+
+
+def assert_batch_equals_strings(sents: list[Sentence], held: list[Sentence]) -> None:
+    """Same strings, ids and offsets: growing, frozen (unseen dropped), and with a cut-off."""
+    for name in REFERENCE:
+        fast, slow = FeatureIndex(name), _string_route(name)
+        a, b = fast.encode(sents), slow.encode(sents)
+        assert fast.strings == slow.strings, name
+        for x, y in ((a, b), (fast.encode(held, grow=False), slow.encode(held, grow=False))):
+            assert x.feat_ids.tolist() == y.feat_ids.tolist(), name
+            assert x.tok_offsets.tolist() == y.tok_offsets.tolist(), name
+            assert x.sent_offsets.tolist() == y.sent_offsets.tolist(), name
+        fast, slow = FeatureIndex(name), _string_route(name)
+        a, b = fast.encode_pruned(sents, 2), slow.encode_pruned(sents, 2)
+        assert fast.strings == slow.strings, name
+        assert a.feat_ids.tolist() == b.feat_ids.tolist(), name
+        assert a.tok_offsets.tolist() == b.tok_offsets.tolist(), name
+
+
+def test_batch_encoding_equals_the_string_route_on_edge_cases() -> None:
+    """Tricky words (``|`` inside words makes joined features collide), pads as words, empty
+    sentences, with and without a POS column, and a batch mixing both (the string route)."""
+    rng = random.Random(11)
+    words = EDGE_TOKENS + ["a|b", "a", "b|c", "c", "<s-1>", "a|b|c"]
+    for with_pos in (True, False):
+        sents = []
+        for _ in range(150):
+            tokens = [rng.choice(words) for _ in range(rng.randint(0, 9))]
+            cols = {"pos": [rng.choice(EDGE_TAGS) for _ in tokens]} if with_pos else {}
+            sents.append(Sentence(tokens, columns=cols))
+        assert_batch_equals_strings(sents[:100], sents[100:])
+    mixed = [Sentence(["a", "b"], columns={"pos": ["N", "V"]}), Sentence(["a|b", "c"])]
+    assert_batch_equals_strings(mixed * 2, mixed)
+
+
+@pytest.mark.data
+def test_batch_encoding_equals_the_string_route_on_real_sentences() -> None:
+    sentences = []
+    for relative in ("conll2002/esp.train", "conll2000/train.txt"):
+        for k, s in enumerate(read_conll(corpus_path(relative))):
+            sentences.append(s)
+            if k == 1500:
+                break
+    assert_batch_equals_strings(sentences[::2], sentences[1::2])

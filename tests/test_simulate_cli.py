@@ -111,6 +111,10 @@ def test_a_killed_cli_run_resumes_to_the_same_curves(files, reference, tmp_path:
     summary = json.loads(done.stdout)
     assert {r["strategy"] for r in summary["summary"]} == {"kd-fixed", "min-margin", "random"}
     assert summary["recommended"] in {"kd-fixed", "min-margin", "random"}
+    costs = {r["strategy"]: r for r in summary["word_costs"]}
+    assert set(costs) == {"kd-fixed", "min-margin", "random"}
+    assert all(r["mean_length"] > 0 and r["seeds"] == 2 for r in costs.values())
+    assert {r["strategy"] for r in summary["stopping"]} == set(costs)
 
 
 @pytest.mark.slow
@@ -121,6 +125,7 @@ def test_cli_refuses_other_settings_in_the_same_folder(files, tmp_path: Path) ->
                            env=_env(), cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert first.returncode == 0, first.stderr
     assert "recommended:" in first.stdout
+    assert "bootstrap intervals over seeds" in first.stdout and "stopping signal" in first.stdout
     other = subprocess.run(_cli(*base, *ARGS), env=_env(), cwd=REPO, capture_output=True,
                            text=True, timeout=300)  # fmt: skip
     assert other.returncode != 0 and "another experiment" in other.stderr

@@ -65,13 +65,14 @@ def test_a_lead_runs_a_comparison_and_adopts_a_strategy(store) -> None:
     assert not at.exception
     assert "120 pool sentences with gold tags, 30 for evaluation" in at.markdown[0].value
     at.multiselect[0].set_value(["kd-fixed", "random"])
-    at.number_input[0].set_value(1)
+    assert at.number_input[0].value == 5  # five seeds by default
+    at.number_input[0].set_value(2)
     at.number_input[1].set_value(70)
     at.button[0].click().run()
     assert not at.exception, at.exception
     assert len(store.launched) == 1
     exp = sims.get_experiment(store.engine, store.launched[0])
-    assert exp.status == "done" and exp.config.budget == 70 and exp.config.seeds == (0,)
+    assert exp.status == "done" and exp.config.budget == 70 and exp.config.seeds == (0, 1)
     assert exp.config.learner == "arow"  # the project's learner and live KD settings
     live = LiveConfig()
     assert exp.config.strategy_params["kd-fixed"] == {"k": live.k, "s": live.s_fixed}
@@ -79,6 +80,10 @@ def test_a_lead_runs_a_comparison_and_adopts_a_strategy(store) -> None:
     assert '"area"' in chart.proto.spec and '"line"' in chart.proto.spec
     table = at.dataframe[0].value
     assert set(table.index) == {"kd-fixed", "random"}
+    costs = at.dataframe[1].value  # words relative to Random's, with seed-bootstrap intervals
+    assert set(costs.index) == {"kd-fixed", "random"}
+    assert (costs["words per sentence picked"] > 0).all()
+    assert any("interval" in column for column in costs.columns)
     assert "Pick **" in at.success[0].value
     choice = [s for s in at.selectbox if s.label == "Strategy for this project"][0]
     choice.set_value("random")

@@ -15,10 +15,11 @@ from typing import Any
 from sqlalchemy import Engine
 
 from cwal.io import schemes
+from db import backup as backups
 from db import exports, imports
 from db import repository as repo
 from ui import state
-from ui.auth import lead_only
+from ui.auth import lead_only, project_lead_only
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 DEMO_NAME = "Demo: invented news (NER)"
@@ -43,11 +44,13 @@ def entity_types(settings: Mapping[str, Any]) -> list[str]:
 
 @lead_only
 def create_project(actor: repo.UserInfo, name: str, settings: Mapping[str, Any]) -> int:
-    """Create an empty project; its files come with :func:`import_upload`."""
-    return repo.create_project(state.engine(), name, settings)
+    """Create an empty project led by its creator; its files come with :func:`import_upload`."""
+    project_id = repo.create_project(state.engine(), name, settings)
+    repo.set_member(state.engine(), project_id, actor.id, "lead")
+    return project_id
 
 
-@lead_only
+@project_lead_only
 def import_upload(
     actor: repo.UserInfo, project_id: int, data: bytes, name: str, **options: Any
 ) -> imports.ImportResult:
@@ -80,11 +83,14 @@ def install_demo(engine: Engine) -> int:
 
 @lead_only
 def create_demo_project(actor: repo.UserInfo) -> int:
-    """Create the built-in demo project (320 sentences to label, 100 gold for evaluation)."""
-    return install_demo(state.engine())
+    """Create the built-in demo project (320 sentences to label, 100 gold for evaluation), led
+    by the acting lead."""
+    project_id = install_demo(state.engine())
+    repo.set_member(state.engine(), project_id, actor.id, "lead")
+    return project_id
 
 
-@lead_only
+@project_lead_only
 def update_settings(
     actor: repo.UserInfo, project_id: int, changes: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -94,7 +100,7 @@ def update_settings(
     return settings
 
 
-@lead_only
+@project_lead_only
 def export_file(
     actor: repo.UserInfo,
     project_id: int,
@@ -148,6 +154,49 @@ def set_password(actor: repo.UserInfo, user_id: int, password: str) -> None:
     repo.set_password(state.engine(), user_id, password)
 
 
+@project_lead_only
+def set_member(actor: repo.UserInfo, project_id: int, user_id: int, role: str) -> None:
+    """Add a user to the project, or change their project role; the project keeps a lead."""
+    _keep_a_lead(project_id, user_id, role)
+    repo.set_member(state.engine(), project_id, user_id, role)
+
+
+@project_lead_only
+def remove_member(actor: repo.UserInfo, project_id: int, user_id: int) -> bool:
+    """Take a user off the project (their labels stay); the project keeps a lead."""
+    _keep_a_lead(project_id, user_id, None)
+    return repo.remove_member(state.engine(), project_id, user_id)
+
+
+def _keep_a_lead(project_id: int, user_id: int, role: str | None) -> None:
+    leads = [m.user_id for m in repo.list_members(state.engine(), project_id) if m.role == "lead"]
+    if role != "lead" and leads == [user_id]:
+        raise repo.InvalidValueError("the project's last lead cannot stop leading it")
+
+
+@project_lead_only
+def list_members(actor: repo.UserInfo, project_id: int) -> list[repo.MemberInfo]:
+    """The project's members and their roles."""
+    return repo.list_members(state.engine(), project_id)
+
+
+@project_lead_only
+def accounts(actor: repo.UserInfo, project_id: int) -> list[tuple[int, str]]:
+    """``(id, name)`` of every account, for a project lead choosing whom to add."""
+    return [(u.id, u.name) for u in repo.list_users(state.engine())]
+
+
+def backup_hint() -> str | None:
+    """None when the app can take a backup itself (SQLite); else how to take one (pg_dump)."""
+    return None if state.engine().url.get_backend_name() == "sqlite" else backups.PG_HINT
+
+
+@lead_only
+def backup_database(actor: repo.UserInfo) -> bytes:
+    """An online backup of the whole SQLite store (also kept under CWAL_HOME/backups); its bytes."""
+    return backups.backup(state.engine()).read_bytes()
+
+
 LEAD_ACTIONS = (
     create_project,
     import_upload,
@@ -158,4 +207,9 @@ LEAD_ACTIONS = (
     add_user,
     set_role,
     set_password,
+    set_member,
+    remove_member,
+    list_members,
+    accounts,
+    backup_database,
 )

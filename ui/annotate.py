@@ -10,14 +10,18 @@ Enter, a stale tab) is ignored.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import MutableMapping
 from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
 
 from db import repository as repo
 from ui import editor, state
 from ui.actions import entity_types
 
+LOG = logging.getLogger(__name__)
 MAX_SECONDS = 6 * 3600.0
 AHEAD = 3  # sentences leased to the annotator at a time: the current one and two more
 
@@ -45,6 +49,8 @@ class Annotator:
         self.project_id = project.id
         self.scheme = project.settings.get("scheme") or "IOB2"
         self.types = entity_types(project.settings)
+        # checked again at every action: a member taken off the project stops at once
+        self.member = repo.project_role(state.engine(), project.id, user.id) is not None
         self.s = store.setdefault(
             f"cw_annotate_{project.id}_{user.id}", {"queue": [], "rev": 0, "message": ""}
         )
@@ -70,6 +76,9 @@ class Annotator:
     def _fill(self) -> list[dict[str, Any]]:
         """The queue topped up to ``AHEAD`` leased sentences, keeping the order already shown."""
         queue = self.s["queue"]
+        if not self.member:
+            queue.clear()
+            return queue
         if len(queue) < AHEAD:
             found = {s.sentence_id: s for s in self.service.next(self.user_id, n=AHEAD)}
             prefill = self.s.pop("prefill", None)
@@ -121,6 +130,10 @@ class Annotator:
         self.s["rev"] += 1
         self.s["message"] = ""
         kind = action.get("kind")
+        if not self.member:
+            self.s["message"] = "Not saved: you are not a member of this project."
+            return
+        tags: list[str] | None = None
         try:
             if kind == "undo":
                 self._undo()
@@ -143,6 +156,20 @@ class Annotator:
             queue.pop(0)
         except (ValueError, repo.StoreError) as exc:
             self.s["message"] = f"Not saved: {exc}"
+            self._keep(tags)
+        except SQLAlchemyError:
+            LOG.exception("saving an annotation failed")
+            self.s["message"] = (
+                "Not saved: the database could not store it (the details are in the server "
+                "log); your labels are still here, press Enter to try again."
+            )
+            self._keep(tags)
+
+    def _keep(self, tags: list[str] | None) -> None:
+        """After a failed submit, the sentence on screen shows the labels the user gave."""
+        queue = self.s["queue"]
+        if tags is not None and queue:
+            queue[0]["tags"] = list(tags)
 
     def _undo(self) -> None:
         sentence_id = self.service.undo(self.user_id)

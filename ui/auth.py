@@ -16,7 +16,7 @@ import streamlit as st
 from db import repository as repo
 from ui import state
 
-USER_KEY = "cw_user_id"
+USER_KEY = state.USER_KEY
 FAILURES_KEY = "cw_login_failures"
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -93,21 +93,80 @@ def require_lead() -> repo.UserInfo:
     return user
 
 
+def project_role(user: repo.UserInfo, project_id: int) -> str | None:
+    """The user's role on the project, fresh from the store (None for an outsider)."""
+    return repo.project_role(state.engine(), project_id, user.id)
+
+
+def require_project_role(
+    *roles: str, refusal: str = "This page is for leads only."
+) -> tuple[repo.UserInfo, repo.ProjectInfo | None]:
+    """The signed-in user and their current project when their role on it is one of ``roles``
+    (an administrator has every role); otherwise the page stops with ``refusal``. The project is
+    None only for an administrator while no project exists."""
+    user = require_user()
+    project = state.current_project()
+    if project is None and user.role == repo.ADMIN_ROLE:
+        return user, None
+    role = None if project is None else repo.project_role(state.engine(), project.id, user.id)
+    if role not in roles:
+        st.error(refusal)
+        st.stop()
+    return user, project
+
+
+def require_project_lead() -> tuple[repo.UserInfo, repo.ProjectInfo | None]:
+    """The signed-in user and the current project when they lead it; else the page stops."""
+    return require_project_role("lead")
+
+
+def _fresh_actor(args: tuple, name: str) -> repo.UserInfo:
+    actor = args[0] if args else None
+    if not isinstance(actor, repo.UserInfo):
+        raise Forbidden(f"{name} needs the acting user as its first argument")
+    try:
+        return repo.get_user(state.engine(), actor.id)
+    except repo.NotFoundError:
+        raise Forbidden("the acting user no longer exists") from None
+
+
 def lead_only(func: Callable[P, R]) -> Callable[P, R]:
-    """Refuse the action (``Forbidden``) unless its first argument is a user who is a lead now."""
+    """Refuse the action (``Forbidden``) unless its first argument is a user who is a lead now
+    (an administrator: accounts, new projects)."""
 
     @functools.wraps(func)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-        actor = args[0] if args else None
-        if not isinstance(actor, repo.UserInfo):
-            raise Forbidden(f"{func.__name__} needs the acting user as its first argument")
-        try:
-            fresh = repo.get_user(state.engine(), actor.id)
-        except repo.NotFoundError:
-            raise Forbidden("the acting user no longer exists") from None
-        if fresh.role != "lead":
+        fresh = _fresh_actor(args, func.__name__)
+        if fresh.role != repo.ADMIN_ROLE:
             raise Forbidden(f"only leads may {func.__name__.replace('_', ' ')}")
         return func(fresh, *args[1:], **kwargs)
 
     checked.lead_only = True  # type: ignore[attr-defined]
     return checked
+
+
+def project_role_only(*roles: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Refuse the action unless its first argument is a user whose role on the project given
+    as the second argument is one of ``roles`` now (checked against the store at call time)."""
+
+    def decorate(func: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(func)
+        def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+            fresh = _fresh_actor(args, func.__name__)
+            project_id = args[1] if len(args) > 1 else None
+            if not isinstance(project_id, int):
+                raise Forbidden(f"{func.__name__} needs the project id as its second argument")
+            if repo.project_role(state.engine(), project_id, fresh.id) not in roles:
+                raise Forbidden(
+                    f"only a project's {' or '.join(roles)} may {func.__name__.replace('_', ' ')}"
+                )
+            return func(fresh, *args[1:], **kwargs)
+
+        checked.lead_only = "lead" in roles and len(roles) == 1  # type: ignore[attr-defined]
+        checked.project_roles = roles  # type: ignore[attr-defined]
+        return checked
+
+    return decorate
+
+
+project_lead_only = project_role_only("lead")

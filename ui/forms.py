@@ -10,14 +10,15 @@ import streamlit as st
 
 from cwal.errors import CorpusError
 from cwal.io import read_corpus_bytes, schemes
-from cwal.io.corpus import detect_format, format_of
+from cwal.io.corpus import FORMAT_NAMES, UNLABELED, resolve_format
+from cwal.io.corpus import FORMATS as READ_FORMATS
 from cwal.io.source import Source
 from cwal.learners import LEARNERS
 from db import repository as repo
 from ui import actions
 from ui.safe import md
 
-FORMATS = {"auto": None, "CoNLL columns": "conll", "JSONL": "jsonl", "plain text": "text"}
+FORMATS = {"auto": None, **{FORMAT_NAMES[f]: f for f in READ_FORMATS}}
 SCHEMES = ("IOB2", "IOB1", "BIOES", "BILOU", "IOE2", "IOE1", "IO")
 TEMPLATES = ("ner", "chunk")
 
@@ -78,9 +79,9 @@ def check_upload(
 ) -> tuple[int, list[str]]:
     """Read an upload once before anything is stored: its sentence count and the entity types
     its tags use. Raises ``CorpusError`` (with the line) for a bad file."""
-    fmt = fmt or format_of(name) or detect_format(Source(data, name))
+    fmt = resolve_format(Source(data, name), fmt)
     kw: dict[str, Any] = {}
-    if fmt != "text":
+    if fmt not in UNLABELED:
         kw = {"scheme": scheme, "strict": True, "tagset": tagset}
     roles = list(columns) if columns and fmt == "conll" else None
     n, seen = 0, {}

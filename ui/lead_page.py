@@ -7,14 +7,13 @@ from sqlalchemy import Engine
 
 from db import repository as repo
 from db.repository import analysis
-from ui import auth, state
+from ui import auth
 from ui.safe import md
 
 
 def open_lead_page(title: str) -> tuple[repo.UserInfo, object]:
     """Stop the page for anyone but a lead, or when there is no project; else (user, project)."""
-    user = auth.require_lead()
-    project = state.current_project()
+    user, project = auth.require_project_lead()
     st.title(title)
     if project is None:
         st.info("There is no project yet. Create one on the Projects page.")

@@ -9,10 +9,12 @@ from sqlalchemy import Engine
 from cwal.live import ProjectSession
 from db import database_url, open_database
 from db import repository as repo
+from db.engine import DatabaseDamagedError
 from db.repository.views import idle_gate
 from db.store import SqlStore
 
 PROJECT_KEY = "cw_project_id"
+USER_KEY = "cw_user_id"  # the signed-in user's id (``ui.auth`` sets and checks it)
 
 
 @st.cache_resource(show_spinner="Opening the database…")
@@ -23,6 +25,15 @@ def _engine(url: str) -> Engine:
 def engine() -> Engine:
     """The engine for ``CWAL_DATABASE_URL`` (migrated to head on first use in this process)."""
     return _engine(database_url())
+
+
+def check_database() -> None:
+    """Open the store once; a damaged database file stops every page with what to do."""
+    try:
+        engine()
+    except DatabaseDamagedError as exc:
+        st.error(f"cwal cannot start: {exc}.")
+        st.stop()
 
 
 def open_live_session(engine: Engine, project_id: int) -> ProjectSession:
@@ -53,8 +64,10 @@ def reload_live(project_id: int) -> None:
 
 
 def projects() -> list[repo.ProjectInfo]:
-    """Every project, fresh from the store."""
-    return repo.list_projects(engine())
+    """The projects the signed-in user may open (every one for an administrator), fresh from
+    the store; none when signed out."""
+    user_id = st.session_state.get(USER_KEY)
+    return [] if user_id is None else repo.projects_of(engine(), user_id)
 
 
 def current_project() -> repo.ProjectInfo | None:

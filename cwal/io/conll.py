@@ -17,6 +17,7 @@ from cwal.io.source import (
     iter_lines,
     open_text,
     split_fields,
+    token_problem,
     writable_field,
 )
 
@@ -162,6 +163,10 @@ def _read(
             if is_blank_token(field):
                 what = "empty token" if roles[k] == "word" else f"empty value in column {k + 1}"
                 raise source.error(lineno, f"{what} ({field!r})")
+            problem = token_problem(field)
+            if problem is not None:
+                what = "" if roles[k] == "word" else f" (column {k + 1})"
+                raise source.error(lineno, problem + what)
         if not rows:
             start = lineno
         rows.append(fields)

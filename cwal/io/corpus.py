@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator, Sequence
-from typing import Any, BinaryIO
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, BinaryIO, TextIO
 
-from cwal.io.conll import DOCSTART, read_conll
-from cwal.io.jsonl import read_jsonl
+from cwal.io.conll import DOCSTART, read_conll, write_conll
+from cwal.io.jsonl import read_jsonl, write_jsonl
+from cwal.io.raw import looks_raw, read_raw
 from cwal.io.sentence import Sentence
-from cwal.io.source import MAX_LINE, PathLike, Source, as_source, split_fields
-from cwal.io.text import read_text
+from cwal.io.source import MAX_LINE, PathLike, Source, as_source, raw_lines, split_fields
+from cwal.io.spanjsonl import read_doccano, read_prodigy, write_doccano, write_prodigy
+from cwal.io.table import write_table
+from cwal.io.text import read_text, write_text
 
-FORMATS = ("conll", "jsonl", "text")
-_FORMAT_ALIASES = {"json": "jsonl", "ndjson": "jsonl", "txt": "text", "plain": "text"}
+FORMATS = ("conll", "jsonl", "text", "raw", "prodigy", "doccano")
+FORMAT_NAMES = {
+    "conll": "CoNLL columns",
+    "jsonl": "JSONL token lists",
+    "text": "tokenized text, a sentence a line",
+    "raw": "raw text (cwal splits it)",
+    "prodigy": "Prodigy JSONL",
+    "doccano": "doccano JSONL",
+    "csv": "CSV, a token a row",
+    "tsv": "TSV, a token a row",
+}
+UNLABELED = ("text", "raw")  # formats without tags: their readers take no tag rules
+JSON_FAMILY = ("jsonl", "prodigy", "doccano")
+_FORMAT_ALIASES = {"ndjson": "jsonl", "txt": "text", "plain": "text", "tokens": "text"}
 EXTENSIONS = {
-    **dict.fromkeys((".jsonl", ".json", ".ndjson"), "jsonl"),
+    **dict.fromkeys((".jsonl", ".json", ".ndjson"), "json"),  # which JSON format: sniffed
     **dict.fromkeys(
         (".conll", ".conllx", ".iob", ".iob1", ".iob2", ".bio", ".bioes", ".iobes", ".tsv",
          ".col", ".train", ".test", ".testa", ".testb", ".dev", ".valid"),
@@ -26,64 +42,109 @@ SNIFF_LINES = 200
 MAX_COLUMNS = 10
 
 
+def json_format(obj: object) -> str:
+    """Which JSON Lines format one parsed line is: ``jsonl`` (token lists), ``prodigy`` (text
+    with token objects or spans, or bare text to tokenize) or ``doccano`` (text with labels)."""
+    if not isinstance(obj, dict):
+        return "jsonl"
+    tokens = obj.get("tokens")
+    if isinstance(tokens, list) and tokens and all(isinstance(t, str) for t in tokens):
+        return "jsonl"
+    if "text" in obj and any(k in obj for k in ("label", "labels", "entities")):
+        return "doccano"
+    if "text" in obj:
+        return "prodigy"
+    return "jsonl"
+
+
 def detect_format(source: PathLike | Source) -> str:
     """Guess the format of a file from its first lines.
 
-    The rule: ``jsonl`` when the first non-blank line starts with ``{``; else ``conll`` when a
+    The rule: a first non-blank line starting with ``{`` is JSON Lines, the format by its keys
+    (``json_format``); else ``conll`` when a
     line starts with ``-DOCSTART-``, or when the first 200 non-blank lines (at least two) all have
     the same number k <= 10 of space/tab-separated fields and either k == 1 (one token per line)
-    or a blank line separates two of them (blank-line separated sentences); else ``text``.
+    or a blank line separates two of them (blank-line separated sentences); else ``raw`` when
+    the lines read as running text (``cwal.io.raw.looks_raw``), else ``text``.
     """
     src = as_source(source)
     counts: set[int] = set()
     n_rows = 0
     blank_between = False
     pending_blank = False
+    lines: list[str] = []
     with src.open() as handle:
-        for raw in iter(lambda: handle.readline(MAX_LINE), b""):
-            text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").rstrip("\r\n")
+        for raw in raw_lines(handle, MAX_LINE):
+            text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
             fields = split_fields(text)
             if not fields:
                 pending_blank = n_rows > 0
                 continue
             if n_rows == 0 and text.lstrip().startswith("{"):
-                return "jsonl"
+                try:
+                    return json_format(json.loads(text))
+                except ValueError:
+                    return "jsonl"  # its reader names the bad line
             if fields[0] == DOCSTART:
                 return "conll"
             n_rows += 1
             blank_between = blank_between or pending_blank
             pending_blank = False
             counts.add(len(fields))
-            if n_rows >= SNIFF_LINES or len(counts) > 1:
+            lines.append(text)
+            if n_rows >= SNIFF_LINES:
                 break
     if n_rows >= 2 and len(counts) == 1:
         k = counts.pop()
         if k <= MAX_COLUMNS and (k == 1 or blank_between):
             return "conll"
-    return "text"
+    return "raw" if looks_raw(lines) else "text"
 
 
 def format_of(name: str) -> str | None:
-    """The format a file name's extension implies (``.txt`` and unknown ones: None, sniff)."""
+    """The format a file name's extension implies (``json`` for the JSON family, sniffed among
+    them; ``.txt`` and unknown ones: None, sniffed)."""
     return EXTENSIONS.get(os.path.splitext(str(name))[1].lower())
 
 
-def _normalize(fmt: str) -> str:
+def resolve_format(src: Source, fmt: str | None) -> str:
+    """The format to read ``src`` with: ``fmt`` when given (a name or alias), else by extension,
+    else sniffed (``detect_format``)."""
+    if fmt:
+        return normalize(fmt)
+    found = format_of(src.name)
+    if found == "json":
+        detected = detect_format(src)
+        return detected if detected in JSON_FAMILY else "jsonl"
+    return found or detect_format(src)
+
+
+def normalize(fmt: str) -> str:
+    """The canonical name of a format or alias; ValueError for an unknown one."""
     key = _FORMAT_ALIASES.get(fmt.lower(), fmt.lower())
     if key not in FORMATS:
         raise ValueError(f"unknown corpus format {fmt!r}; known: {', '.join(FORMATS)}")
     return key
 
 
+_READERS: dict[str, Callable[..., Iterator[Sentence]]] = {
+    "jsonl": read_jsonl,
+    "text": read_text,
+    "raw": read_raw,
+    "prodigy": read_prodigy,
+    "doccano": read_doccano,
+}
+
+
 def _dispatch(
     src: Source, fmt: str | None, columns: str | Sequence[str] | None, kw: dict[str, Any]
 ) -> Iterator[Sentence]:
-    fmt = _normalize(fmt) if fmt else (format_of(src.name) or detect_format(src))
+    fmt = resolve_format(src, fmt)
     if fmt == "conll":
         return read_conll(src, columns, **kw)
     if columns is not None:
         raise ValueError(f"columns= applies to CoNLL files, not {fmt}")
-    return read_jsonl(src, **kw) if fmt == "jsonl" else read_text(src, **kw)
+    return _READERS[fmt](src, **kw)
 
 
 def read_corpus(
@@ -94,8 +155,8 @@ def read_corpus(
 ) -> Iterator[Sentence]:
     """Stream the sentences of a corpus file in any format.
 
-    ``format`` is ``conll``, ``jsonl`` or ``text``; when None it follows the extension
-    (``EXTENSIONS``), and ``.txt`` or an unknown extension is sniffed (``detect_format``).
+    ``format`` is one of ``FORMATS``; when None it follows the extension (``EXTENSIONS``), and
+    ``.txt``, ``.json`` or an unknown extension is sniffed (``detect_format``).
     ``columns`` goes to ``read_conll``; other keywords to the chosen reader.
     """
     return _dispatch(as_source(path), format, columns, kw)
@@ -111,3 +172,37 @@ def read_corpus_bytes(
     """``read_corpus`` over uploaded bytes or a binary file object; ``name`` (the uploaded file
     name) picks the format by extension and names the input in errors."""
     return _dispatch(Source(data, name), format, columns, kw)
+
+
+WRITE_FORMATS = ("conll", "jsonl", "text", "prodigy", "doccano", "csv", "tsv")
+
+
+def write_corpus(
+    sentences: Iterable[Sentence],
+    dest: PathLike | TextIO,
+    format: str,
+    *,
+    scheme: str | None = None,
+    columns: str | Sequence[str] | None = None,
+) -> int:
+    """Write sentences in any of ``WRITE_FORMATS``, streaming; returns the number written.
+
+    ``scheme`` reads the tags into spans for the span formats (default: lenient, any scheme);
+    ``columns`` picks the CoNLL roles to write."""
+    fmt = "csv" if format.lower() == "csv" else "tsv" if format.lower() == "tsv" else format
+    fmt = fmt if fmt in ("csv", "tsv") else normalize(fmt)
+    if columns is not None and fmt != "conll":
+        raise ValueError(f"columns= applies to CoNLL files, not {fmt}")
+    if fmt == "conll":
+        return write_conll(sentences, dest, columns)
+    if fmt in ("csv", "tsv"):
+        return write_table(sentences, dest, "," if fmt == "csv" else "\t")
+    if fmt == "prodigy":
+        return write_prodigy(sentences, dest, scheme)
+    if fmt == "doccano":
+        return write_doccano(sentences, dest, scheme)
+    if fmt == "jsonl":
+        return write_jsonl(sentences, dest)
+    if fmt == "text":
+        return write_text(sentences, dest)
+    raise ValueError(f"cannot write {fmt}; writable formats: {', '.join(WRITE_FORMATS)}")

@@ -19,7 +19,7 @@ from cwal.io.source import (
     PathLike,
     Source,
     as_source,
-    is_blank_token,
+    check_tokens,
     iter_lines,
     open_text,
 )
@@ -42,13 +42,21 @@ def read_jsonl(
     return _read(as_source(path), encoding, rules, max_line)
 
 
-def _read(source: Source, encoding: str, rules: TagRules, max_line: int) -> Iterator[Sentence]:
+MAX_DEPTH = 32  # levels of nested lists/objects in one line (a sentence needs 2)
+
+
+def json_lines(
+    source: Source, encoding: str = "utf-8", max_line: int = MAX_LINE
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, object)`` for each non-blank line of a JSON Lines file; a line that is not a JSON
+    object (or nests deeper than ``MAX_DEPTH``), or a file without any, raises ``CorpusError``
+    with the line."""
     lineno = 0
     seen = False
     for lineno, text in iter_lines(source, encoding, max_line):
         if not text.strip():
             continue
-        yield _sentence(source, lineno, text, rules)
+        yield lineno, _object(source, lineno, text)
         seen = True
     if not seen:
         if lineno == 0:
@@ -56,22 +64,42 @@ def _read(source: Source, encoding: str, rules: TagRules, max_line: int) -> Iter
         raise source.error(lineno, "no sentences (only blank lines)")
 
 
-def _sentence(source: Source, lineno: int, text: str, rules: TagRules) -> Sentence:
+def _read(source: Source, encoding: str, rules: TagRules, max_line: int) -> Iterator[Sentence]:
+    for lineno, obj in json_lines(source, encoding, max_line):
+        yield _sentence(source, lineno, obj, rules)
+
+
+def _depth(value: Any, limit: int) -> bool:
+    """True when ``value`` nests lists/objects deeper than ``limit`` levels."""
+    if limit < 0:
+        return True
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(_depth(v, limit - 1) for v in items if isinstance(v, dict | list))
+
+
+def _object(source: Source, lineno: int, text: str) -> dict[str, Any]:
+    too_deep = f"JSON nested deeper than {MAX_DEPTH} levels"
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise source.error(lineno, f"bad JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise source.error(lineno, too_deep) from None
+    if _depth(obj, MAX_DEPTH):
+        raise source.error(lineno, too_deep)
     if not isinstance(obj, dict):
         what = "an array" if isinstance(obj, list) else type(obj).__name__
         raise source.error(lineno, f"expected one JSON object per line, found {what}")
+    return obj
+
+
+def _sentence(source: Source, lineno: int, obj: dict, rules: TagRules) -> Sentence:
     if "tokens" not in obj:
         raise source.error(lineno, 'missing key "tokens"')
     tokens = _strings(source, lineno, obj, "tokens")
     if not tokens:
         raise source.error(lineno, '"tokens" is empty')
-    for p, tok in enumerate(tokens):
-        if is_blank_token(tok):
-            raise source.error(lineno, f"empty token {tok!r} at position {p}")
+    check_tokens(source, lineno, tokens)
     tags = None
     if obj.get("tags") is not None:
         tags = _strings(source, lineno, obj, "tags")
@@ -79,6 +107,7 @@ def _sentence(source: Source, lineno: int, text: str, rules: TagRules) -> Senten
             raise source.error(
                 lineno, f'length mismatch: "tags" has {len(tags)} items, "tokens" has {len(tokens)}'
             )
+        check_tokens(source, lineno, tags, "tag")
         tags = rules.apply(source, tags, lambda i: (lineno, f" at position {i}"))
     columns: dict[str, list[str]] = {}
     meta: dict[str, Any] = {}
@@ -90,6 +119,8 @@ def _sentence(source: Source, lineno: int, text: str, rules: TagRules) -> Senten
             and len(value) == len(tokens)
             and all(isinstance(v, str) for v in value)
         )
+        if per_token:
+            check_tokens(source, lineno, value, f"{key!r} value")
         (columns if per_token else meta)[key] = value
     return Sentence(tokens, tags, columns, meta, lineno)
 

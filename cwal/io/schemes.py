@@ -196,11 +196,17 @@ def is_valid(tags: Sequence[str], scheme: str | Scheme) -> bool:
     return check(tags, scheme) is None
 
 
+def lenient_spans(tags: Sequence[str]) -> list[Span]:
+    """The chunks ``repair`` keeps: any scheme's opening and closing prefixes count, a type
+    change opens a chunk. Malformed tags raise ValueError."""
+    return _decode(tags, _ANY_STARTS, _ANY_ENDS)
+
+
 def repair(tags: Sequence[str], scheme: str | Scheme) -> list[str]:
-    """The nearest valid sequence: chunks read leniently (any scheme's opening and closing
-    prefixes count, a type change opens a chunk) and re-encoded under ``scheme``.
-    E.g. IOB2 ``O I-NP I-NP`` becomes ``O B-NP I-NP``. Malformed tags raise ValueError."""
-    return from_spans(_decode(tags, _ANY_STARTS, _ANY_ENDS), len(tags), scheme)
+    """The nearest valid sequence: chunks read leniently (``lenient_spans``) and re-encoded
+    under ``scheme``. E.g. IOB2 ``O I-NP I-NP`` becomes ``O B-NP I-NP``. Malformed tags raise
+    ValueError."""
+    return from_spans(lenient_spans(tags), len(tags), scheme)
 
 
 def task_view(tags: Sequence[str], keep: Iterable[str]) -> list[str]:

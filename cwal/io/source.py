@@ -3,8 +3,9 @@
 A ``Source`` is something that can be opened (and re-opened) as a binary stream: a path, bytes, or
 a seekable binary file object, plus the name used in errors. ``iter_lines`` turns it into numbered
 text lines: the encoding is decided per file (UTF-8 when the whole file decodes, else latin-1; an
-explicitly given encoding is strict), a UTF-8 BOM is dropped, CRLF ends become LF, and a NUL byte,
-an over-long line or undecodable bytes raise ``CorpusError`` naming the line.
+explicitly given encoding is strict), a UTF-8 BOM is dropped, LF, CRLF and CR-only line ends all
+end a line, and a NUL byte, an over-long line or undecodable bytes raise ``CorpusError`` naming
+the line. ``token_problem`` is the one rule for what a token may hold (see its docstring).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ _SCAN_CHUNK = 1 << 20
 _BOM = codecs.BOM_UTF8
 _SEPARATORS = re.compile(r"[ \t]+")
 _UNWRITABLE = re.compile(r"[ \t\r\n]")
+_READ_CHUNK = 1 << 16
+_LINE_ENDS = (b"\n", b"\r")
 
 PathLike = str | os.PathLike
 
@@ -118,18 +121,37 @@ def decide_encoding(source: Source, encoding: str | None) -> str:
     return "latin-1"
 
 
+def raw_lines(handle: BinaryIO, max_line: int = MAX_LINE) -> Iterator[bytes]:
+    """The lines of a binary stream without their ends: LF, CRLF and a lone CR each end a line
+    (old Mac files). A line longer than ``max_line`` bytes is yielded cut at ``max_line + 1``
+    bytes, for the caller to refuse."""
+    rest = b""
+    while chunk := handle.read(_READ_CHUNK):
+        data = rest + chunk if rest else chunk
+        lines = data.splitlines(keepends=True)
+        last = lines[-1]
+        # an unfinished last line, or a CR that a LF in the next chunk may complete, waits
+        rest = last if not last.endswith(_LINE_ENDS) or last.endswith(b"\r") else b""
+        if rest:
+            lines.pop()
+            if len(rest) > max_line + 1:
+                yield rest[: max_line + 1]
+                return
+        for line in lines:
+            yield line.rstrip(b"\r\n")
+    if rest:
+        yield rest.rstrip(b"\r\n")
+
+
 def iter_lines(
     source: Source, encoding: str | None = None, max_line: int = MAX_LINE
 ) -> Iterator[tuple[int, str]]:
     """``(line_number, text)`` for each line of ``source``, 1-based, without the line end."""
     codec = decide_encoding(source, encoding)
     with source.open() as handle:
-        lineno = 0
-        while raw := handle.readline(max_line + 1):
-            lineno += 1
-            if len(raw) > max_line and not raw.endswith(b"\n"):
+        for lineno, raw in enumerate(raw_lines(handle, max_line), 1):
+            if len(raw) > max_line:
                 raise source.error(lineno, f"line too long (more than {max_line} bytes)")
-            raw = raw.rstrip(b"\n").rstrip(b"\r")
             if lineno == 1 and codec == "utf-8" and raw.startswith(_BOM):
                 raw = raw[len(_BOM) :]
             if b"\x00" in raw:
@@ -156,6 +178,37 @@ def is_blank_token(token: str) -> bool:
     if token.isprintable():
         return not token.strip()
     return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in token)
+
+
+def token_problem(token: str) -> str | None:
+    """Why ``token`` cannot be a token, or None when it can.
+
+    The rule, the same for every format: a token has a visible character and holds no whitespace
+    (Unicode White_Space: space, tab, line ends, no-break space ...), no control character
+    (category Cc) and no lone surrogate (category Cs), so that every export format can write it
+    and read it back unchanged. Such input is refused with its line, never silently changed.
+    """
+    if is_blank_token(token):
+        return f"empty token {token!r}"
+    if token.isprintable():  # printable: no whitespace but the plain space, no Cc, no Cs
+        return None if " " not in token else f"token {token!r} holds whitespace (U+0020)"
+    for ch in token:
+        kind = unicodedata.category(ch)
+        if ch.isspace() or kind in ("Cc", "Cs", "Zl", "Zp"):
+            what = "whitespace" if ch.isspace() or kind[0] == "Z" else "a control character"
+            what = "a lone surrogate" if kind == "Cs" else what
+            return f"token {token!r} holds {what} (U+{ord(ch):04X})"
+    return None
+
+
+def check_tokens(source: Source, line: int, values: list[str], what: str = "token") -> None:
+    """Raise ``CorpusError`` at ``line`` for the first value ``token_problem`` refuses."""
+    for p, value in enumerate(values):
+        problem = token_problem(value)
+        if problem is not None:
+            if what != "token":
+                problem = problem.replace("token", what, 1)
+            raise source.error(line, f"{problem} at position {p}")
 
 
 def writable_field(value: object) -> bool:

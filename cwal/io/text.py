@@ -11,7 +11,7 @@ from cwal.io.source import (
     PathLike,
     Source,
     as_source,
-    is_blank_token,
+    check_tokens,
     iter_lines,
     open_text,
     split_fields,
@@ -33,9 +33,7 @@ def _read(source: Source, encoding: str | None, max_line: int) -> Iterator[Sente
         tokens = split_fields(text)
         if not tokens:
             continue
-        for p, tok in enumerate(tokens):
-            if is_blank_token(tok):
-                raise source.error(lineno, f"empty token {tok!r} at position {p}")
+        check_tokens(source, lineno, tokens)
         yield Sentence(tokens, line=lineno)
         seen = True
     if not seen:

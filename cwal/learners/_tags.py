@@ -40,8 +40,10 @@ class TagCodec:
         """Internal labels of one training sentence (and note which schemes it is valid in)."""
         if self.encoding == "raw" or not _chunk_tags(tags):
             return list(tags)
-        self.candidates = [s for s in self.candidates if schemes.is_valid(tags, s)]
-        return schemes.repair(tags, INTERNAL)
+        chunks, n, same = schemes.lenient_spans(tags), len(tags), list(tags)
+        # valid under s = equal to the canonical encoding of its own chunks (schemes.check)
+        self.candidates = [s for s in self.candidates if schemes.from_spans(chunks, n, s) == same]
+        return schemes.from_spans(chunks, n, INTERNAL)
 
     def decode(self, labels: Sequence[str]) -> list[str]:
         """User tags of one predicted sentence."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from cwal.confidence import DEFAULT_S
 from cwal.strategies import STRATEGIES as ENGINE_STRATEGIES
+from cwal.strategies import is_strategy
 
 STRATEGIES = {
     **{name: name for name in ENGINE_STRATEGIES},
@@ -44,7 +45,7 @@ class LiveConfig:
     lease_ttl: float = 900.0
 
     def __post_init__(self) -> None:
-        if self.strategy not in STRATEGIES.values():
+        if self.strategy not in STRATEGIES.values() and not is_strategy(self.strategy):
             raise ValueError(f"strategy {self.strategy!r}: choose one of {sorted(STRATEGIES)}")
         if self.seed_strategy not in SEED_STRATEGIES:
             raise ValueError(f"seed strategy must be one of {SEED_STRATEGIES}")
@@ -65,13 +66,13 @@ class LiveConfig:
         ``s_fixed``, ``seed_strategy`` and ``max_staleness``."""
         p = dict(settings.get("strategy_params") or {})
         name = str(settings.get("strategy", "kd-pc")).lower()
-        if name not in STRATEGIES:
+        if name not in STRATEGIES and not is_strategy(name):
             raise ValueError(
                 f"strategy {name!r} is not served live; choose one of {sorted(STRATEGIES)}"
             )
         d = cls()
         values: dict[str, Any] = {
-            "strategy": STRATEGIES[name],
+            "strategy": STRATEGIES.get(name, name),
             "seed_strategy": p.get("seed_strategy", d.seed_strategy),
             "candidates": int(p.get("candidates", d.candidates)),
             "k": int(p.get("k", d.k)),

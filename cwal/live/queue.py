@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from cwal.strategies.order import order
+
 
 @dataclass
 class Scored:
@@ -32,6 +34,8 @@ class Scored:
     confidence: dict[int, list[float]] = field(default_factory=dict)
     least: dict[int, int] = field(default_factory=dict)
     score: dict[int, float] = field(default_factory=dict)
+    seed: int | None = None  # the draws' seed (the strategy's ``rank`` gets it too)
+    candidates: list[int] = field(default_factory=list)  # the sample, in draw order
     seconds: float = 0.0
     finished: float = field(default_factory=time.monotonic)
 
@@ -65,9 +69,9 @@ def sample_candidates(unlabeled: np.ndarray, n: int, seed: Sequence[int]) -> np.
 
 
 def rank(ids: np.ndarray, score: np.ndarray, lengths: np.ndarray) -> list[int]:
-    """Lowest score first; ties to the shorter sentence, then the lower id."""
-    order = np.lexsort((ids, lengths, score))
-    return [int(i) for i in ids[order]]
+    """``ids`` by :func:`cwal.strategies.order.order`: lowest score first, ties to the shorter
+    sentence, then to the earlier id in ``ids`` (the candidates' draw order)."""
+    return [int(i) for i in ids[order(score, lengths)]]
 
 
 class ScoringQueue:

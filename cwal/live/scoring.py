@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 
 import numpy as np
 
+from cwal.confidence import SAMPLING
 from cwal.live import kd
-from cwal.live.queue import Scored, rank
-from cwal.strategies import STRATEGIES, make_strategy
+from cwal.live.queue import Scored
+from cwal.strategies import STRATEGIES, base_name, make_strategy
+
+LIVE_BLOCK = 10
+"""Sentences a diverse strategy keeps free of near-duplicates and neighbours at a time live."""
 
 
 def seed_of(*parts: int) -> int:
@@ -17,37 +20,17 @@ def seed_of(*parts: int) -> int:
     return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0] >> 1)
 
 
-def rank_by_kd(
-    rows: kd.Rows,
-    cands: np.ndarray,
-    lengths: np.ndarray,
-    method: str,
-    s: float,
-    *,
-    k: int,
-    seed: int,
-    version: int,
-    generation: tuple[int, int],
-) -> Scored:
-    """Candidates ranked by their least confident token under ``method`` (kd-pc / kd-fixed),
-    ties to the shorter sentence; with each one's predicted tags and confidences."""
-    conf = kd.confidence(rows, method, s, k=k, seed=seed)
-    score, where = kd.least_confident(conf)
-    out = Scored(version, generation, rank(cands, score, lengths), method)
-    off = conf.sent_offsets
-    for b, sid in enumerate(cands.tolist()):
-        t0, t1 = int(off[b]), int(off[b + 1])
-        out.predicted[sid] = rows.tags(conf.labels[t0:t1])
-        out.confidence[sid] = conf.confidence[t0:t1].tolist()
-        out.least[sid] = int(where[b]) if where[b] >= 0 else None
-        out.score[sid] = float(score[b])
-    return out
+def strategy_for(name: str, *, k: int, s: float, candidates: int):
+    """The strategy object the live queue ranks with (draw count and scale only for the
+    strategies that draw)."""
+    drawn = getattr(STRATEGIES[base_name(name)], "method", None) in SAMPLING
+    params = {"k": k, "s": s} if drawn else {}
+    return make_strategy(name, candidates=candidates, **params)
 
 
-def rank_by_strategy(
+def rank_candidates(
     rows: kd.Rows,
     cands: np.ndarray,
-    lengths: np.ndarray,
     name: str,
     s: float,
     *,
@@ -56,14 +39,24 @@ def rank_by_strategy(
     version: int,
     generation: tuple[int, int],
 ) -> Scored:
-    """Candidates ranked by any ``cwal.strategies`` strategy's score (lower first), ties to the
-    shorter sentence (pre-fills are then computed per served sentence)."""
-    cls = STRATEGIES[name]
-    accepted = inspect.signature(cls).parameters
-    params = {key: v for key, v in (("k", k), ("s", s)) if key in accepted}
-    score = np.asarray(make_strategy(name, **params).score(kd.RowsModel(rows), list(cands), seed))
-    out = Scored(version, generation, rank(cands, score, lengths), name)
-    out.score.update({int(i): float(v) for i, v in zip(cands.tolist(), score, strict=True)})
+    """Candidates (in draw order) ranked by the strategy's own ``rank`` on the row snapshot (the
+    code path ``select`` and simulations run); with each one's predicted tags and confidences
+    when the strategy estimated them (else pre-fills are computed per served sentence). A
+    ``+diverse`` strategy spreads near-duplicates over blocks of ``LIVE_BLOCK``."""
+    strategy = strategy_for(name, k=k, s=s, candidates=max(len(cands), 1))
+    ids = cands.tolist()
+    ranking = strategy.rank(kd.RowsModel(rows), rows.enc, seed, ids, LIVE_BLOCK)
+    out = Scored(version, generation, [ids[i] for i in ranking.order], name, seed=seed)
+    out.candidates = ids
+    out.score.update({i: float(v) for i, v in zip(ids, ranking.score, strict=True)})
+    conf = ranking.confidence
+    if conf is not None and base_name(name) in ("kd-pc", "kd-fixed"):
+        off = conf.sent_offsets
+        for b, sid in enumerate(ids):
+            t0, t1 = int(off[b]), int(off[b + 1])
+            out.predicted[sid] = rows.tags(conf.labels[t0:t1])
+            out.confidence[sid] = conf.confidence[t0:t1].tolist()
+            out.least[sid] = int(np.argmin(conf.confidence[t0:t1])) if t1 > t0 else None
     return out
 
 
@@ -71,9 +64,8 @@ def prefill(
     rows: kd.Rows, s: float, *, k: int, seed: int
 ) -> tuple[list[str], list[float], int | None]:
     """KD-PC pre-fill of one sentence: predicted tags, confidences, least confident position."""
-    conf = kd.confidence(rows, "kd-pc", s, k=k, seed=seed)
-    _, where = kd.least_confident(conf)
-    least = int(where[0]) if len(where) and where[0] >= 0 else None
+    conf = kd.confidence(rows, "kd-pc", s, k=k, seed=seed, rank="votes")
+    least = int(np.argmin(conf.confidence)) if conf.n_tokens else None
     return rows.tags(conf.labels), conf.confidence.tolist(), least
 
 
@@ -97,7 +89,7 @@ def prequential(rows: kd.Rows, tags: list[str], s_pc: float, *, k: int, seed: in
         grids.append(
             np.stack(
                 [
-                    kd.confidence(rows, method, s, k=k, seed=seed, tiebreak="none").confidence
+                    kd.confidence(rows, method, s, k=k, seed=seed, rank="votes").confidence
                     for s in kd.S_GRID
                 ]  # fmt: skip
             )

@@ -12,6 +12,7 @@ sentence leased to someone else.
 
 from __future__ import annotations
 
+import logging
 import queue as stdqueue
 import threading
 import time
@@ -22,6 +23,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from cwal.errors import ModelFileError
 from cwal.io import Sentence
 from cwal.learners import SequenceLearner
 from cwal.live import kd
@@ -39,7 +41,9 @@ from cwal.live.queue import (
     unlabeled_ids,
 )
 from cwal.live.replay import LearnerSpec, LiveModel, build, replay, valid_base
-from cwal.live.scoring import prefill, prequential, rank_by_kd, rank_by_strategy, seed_of
+from cwal.live.scoring import prefill, prequential, rank_candidates, seed_of
+
+LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ class ProjectSession:
         self.config = config or LiveConfig.from_settings(settings, **overrides)
         self.spec = LearnerSpec.from_settings(settings)
         self._lock = threading.RLock()
+        self.warnings: list[str] = []  # what went wrong but was recovered (a damaged checkpoint)
         self.live, self._base_state = self._build()
         self.pool = PoolCache(self.spec.template)
         self._unlabeled: list[int] = []  # as of the last ranking (pool re-read each time: imports)
@@ -115,7 +120,14 @@ class ProjectSession:
             )
             kw["base"] = base
             kw["state"] = self.store.checkpoint_state(base.id) if base is not None else None
-        return build(self.store, self.project_id, self.spec, defaults, **kw), kw["state"]
+        try:
+            return build(self.store, self.project_id, self.spec, defaults, **kw), kw["state"]
+        except ModelFileError as exc:  # a damaged checkpoint: the label log rebuilds the model
+            LOG.warning("project %s: %s; rebuilding the model from the label log",
+                        self.project_id, exc)  # fmt: skip
+            self.warnings.append(f"{exc}: the model was rebuilt from the label log")
+            kw.update(base=None, state=None, tail=None, labeled=None)
+            return build(self.store, self.project_id, self.spec, defaults, **kw), None
 
     @property
     def generation(self) -> tuple[int, int]:
@@ -324,7 +336,7 @@ class ProjectSession:
         for attempt in range(3):
             gen, cold, cands, lengths, seed = self._sample()
             strategy = self.config.seed_strategy if cold else self.config.strategy
-            if strategy in ("random", "shortest") or not len(cands):
+            if cold or not len(cands):  # the seed strategy (random or shortest) needs no model
                 score = np.arange(len(cands), dtype=np.float64) if strategy == "random" else lengths
                 ranked = rank(cands, np.asarray(score, dtype=np.float64), lengths * 0)
                 return Scored(gen[1], gen, ranked, strategy, cold,
@@ -351,9 +363,8 @@ class ProjectSession:
                 s = live.s_fixed if strategy == "kd-fixed" else live.s_pc
             break
         rows = kd.Rows(enc, W, A, SW, SA, labels, has_cov, decode)
-        by = rank_by_kd if strategy in ("kd-pc", "kd-fixed") else rank_by_strategy
-        out = by(rows, cands, lengths, strategy, s, k=self.config.k, seed=seed_of(*seed),
-                 version=gen[1], generation=gen)  # fmt: skip
+        out = rank_candidates(rows, cands, strategy, s, k=self.config.k, seed=seed_of(*seed),
+                              version=gen[1], generation=gen)  # fmt: skip
         out.seconds = time.perf_counter() - start
         return out
 

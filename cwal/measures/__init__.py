@@ -1,8 +1,10 @@
-"""Evaluation measures: conlleval chunk F1 and the confidence measures of mejer-crammer-2010 §5.
+"""Evaluation measures: conlleval chunk F1, the confidence measures of mejer-crammer-2010 §5, and
+inter-annotator agreement (span F1, kappa, alpha).
 
 Plain functions returning numbers, dicts or pandas DataFrames, for the dashboard and benchmarks.
 """
 
+from cwal.measures.agreement import agreement, pair_matrix, partial_counts
 from cwal.measures.bootstrap import Difference, paired_difference, sentence_bootstrap
 from cwal.measures.chunks import (
     Report,
@@ -28,6 +30,9 @@ from cwal.measures.confidence import (
 
 __all__ = [
     "TIES",
+    "agreement",
+    "pair_matrix",
+    "partial_counts",
     "Difference",
     "Report",
     "average_precision",

@@ -24,10 +24,15 @@ import numpy as np
 from cwal.io.sentence import Sentence
 from cwal.learners import make
 from cwal.measures import chunk_f1
+from cwal.measures.stopping import cohen_kappa
 from cwal.simulate.cache import CachedModel, FeatureCache
 from cwal.simulate.config import FULL_DATA, SimConfig
 from cwal.simulate.sinks import Point, ResultSink, Saved
 from cwal.strategies import make_strategy
+
+STOP_SET = 1000
+"""Pool sentences (seeded per run) whose tags successive models are compared on: the stopping
+signal's stop set (``kappa`` at every point after the first, ``cwal.measures.stopping``)."""
 
 Progress = Callable[[str, int, int], None]
 """``progress(strategy, seed, labeled_sentences)`` after every step."""
@@ -95,6 +100,12 @@ def evaluate(model: CachedModel, data: SimData) -> dict[str, float]:
         "recall": report.recall,
         "accuracy": report.token_accuracy,
     }
+
+
+def stop_set(data: SimData, seed: int) -> np.ndarray:
+    """The run's stop set: ``STOP_SET`` pool positions drawn with the seed (sorted)."""
+    n = len(data.pool)
+    return np.sort(np.random.default_rng([seed, 2]).choice(n, size=min(STOP_SET, n), replace=False))
 
 
 def _fit(data: SimData, config: SimConfig, positions: Sequence[int], seed: int) -> CachedModel:
@@ -179,12 +190,22 @@ def run_cell(
     start, cpu = time.perf_counter() - spent[0], time.process_time() - spent[1]
     mask = np.zeros(len(pool), dtype=bool)
     mask[labeled] = True
+    stops = stop_set(data, seed)
+
+    def tags_of_stops() -> np.ndarray:
+        return model.model.predict_ids(model.encode_indices(stops))
+
+    previous = tags_of_stops() if saved is not None and saved.state else None
 
     def record() -> None:
-        nonlocal model
+        nonlocal model, previous
         if config.mode == "retrain":
             model = _fit(data, config, labeled, _refit_seed(seed, len(labeled)))
         metrics = evaluate(model, data)
+        current = tags_of_stops()
+        if previous is not None:
+            metrics["kappa"] = cohen_kappa(previous, current)
+        previous = current
         metrics["seconds"] = time.perf_counter() - start
         metrics["cpu_seconds"] = time.process_time() - cpu
         state = {

@@ -5,6 +5,7 @@ fork-safe) and run one numba thread each. They receive only plain data: the conf
 dict and two :class:`Ref` s naming a function (``"module:function"``) plus keyword arguments that
 build the corpus and the result sink inside the worker, so nothing is pickled but strings and
 numbers, and ``cwal`` never imports the database layer (``db.simulations`` supplies a sink ref).
+A ref names one of the fixed ``TARGETS``: a name read back from the database never picks code.
 A worker loads each corpus once and reuses it for every cell it runs.
 """
 
@@ -28,6 +29,18 @@ Listener = Callable[[str, int, int, str], None]
 """``listener(strategy, seed, labeled_sentences, status)``: status ``running``/``done``/``failed``."""
 
 
+TARGETS = frozenset(
+    {
+        "cwal.simulate.data:load_task",
+        "cwal.simulate.data:load_files",
+        "cwal.simulate.sinks:JsonDirSink",
+        "db.simulations:load_project_data",
+        "db.simulations:open_sink",
+    }
+)
+"""The data sources and sinks a ref may name (a stored experiment cannot name anything else)."""
+
+
 @dataclass(frozen=True)
 class Ref:
     """A function named ``"package.module:function"`` and the keyword arguments to call it with."""
@@ -36,8 +49,8 @@ class Ref:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if ":" not in self.target:
-            raise ValueError(f"a ref names 'module:function', not {self.target!r}")
+        if self.target not in TARGETS:
+            raise ValueError(f"unknown data source or sink {self.target!r}")
         json.dumps(self.kwargs)  # plain data only
 
     def call(self) -> Any:

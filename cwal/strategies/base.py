@@ -1,27 +1,31 @@
-"""The base of every query strategy: score a random candidate sample, take the n lowest.
+"""The base of every query strategy: score a batch, order it by the one rule, take the first n.
 
+``rank(model, batch, seed)`` scores a batch (sentences, or an Encoded batch in the model's feature
+ids) and orders it (:func:`cwal.strategies.order.order`): the live queue calls it on a row
+snapshot of the live model, ``select`` on a random candidate sample, so both run one code path.
 ``select(model, pool, n, ids=None)`` draws ``candidates`` sentences of the pool (the paper scores
-1,000 random unlabeled sentences per step) with the strategy's own seeded generator, scores them
-(lower = ask first), orders by score, then the shorter sentence, then the random draw order, and
-returns the ids of the first n. The last candidates and their scores stay in ``candidates_`` and
-``scores_``.
+1,000 random unlabeled sentences per step) with the strategy's own seeded generator, ranks them
+and returns the ids of the first n; the last candidates and their scores stay in ``candidates_``
+and ``scores_``. ``register`` adds a strategy class to ``STRATEGIES`` (``make_strategy``'s names).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 from cwal.errors import EmptyPoolError, ExhaustedPoolError
+from cwal.features import Encoded
 from cwal.io.sentence import Sentence
+from cwal.strategies.order import Ranking, lengths_of, order
 
 DEFAULT_CANDIDATES = 1000
 
 
 class Strategy:
-    """A query strategy: subclasses set ``name`` and implement ``score``."""
+    """A query strategy: subclasses set ``name`` and implement ``score`` (or ``scores``)."""
 
     name: ClassVar[str] = "strategy"
 
@@ -45,9 +49,51 @@ class Strategy:
     def __str__(self) -> str:
         return self.name
 
-    def score(self, model: Any, sentences: Sequence[Sentence], seed: int) -> np.ndarray:
+    def score(self, model: Any, sentences: Sequence[Sentence] | Encoded, seed: int) -> np.ndarray:
         """One float per sentence, lower = more worth annotating (``seed`` for any draws)."""
         raise NotImplementedError
+
+    def scores(
+        self, model: Any, batch: Sequence[Sentence] | Encoded, seed: int
+    ) -> tuple[np.ndarray, Any]:
+        """The scores and the per-token :class:`~cwal.confidence.Confidence` behind them (None
+        for a strategy that estimates none)."""
+        return np.asarray(self.score(model, batch, seed), dtype=np.float64), None
+
+    def rank(
+        self,
+        model: Any,
+        batch: Sequence[Sentence] | Encoded,
+        seed: int,
+        keys: Sequence[Hashable] | None = None,
+        n: int = 1,
+    ) -> Ranking:
+        """The batch scored (draws seeded by ``seed``) and ordered, best first; ``keys`` are the
+        candidates' ids and ``n`` how many are taken at once (for ``order``)."""
+        score, conf = self.scores(model, batch, seed)
+        lengths = lengths_of(batch)
+        if score.shape != lengths.shape:
+            raise RuntimeError(
+                f"{self.name}.score returned shape {score.shape}, want ({lengths.shape[0]},)"
+            )
+        keys = list(range(len(score))) if keys is None else list(keys)
+        ranked = self.order(model, batch, score, lengths, keys, np.arange(len(score)), int(n))
+        return Ranking(np.asarray(ranked), score, conf)
+
+    def order(
+        self,
+        model: Any,
+        sentences: Sequence[Sentence] | Encoded,
+        scores: np.ndarray,
+        lengths: np.ndarray,
+        keys: Sequence[Hashable],
+        tiebreak: np.ndarray,
+        n: int,
+    ) -> np.ndarray:
+        """The candidates' positions, best first, by the one rule of
+        :func:`cwal.strategies.order.order` (``tiebreak``: the draw order). ``n`` is how many
+        will be taken at once (a batch); wrappers such as ``Diverse`` use it and ``keys``."""
+        return order(scores, lengths)
 
     def select(
         self,
@@ -76,13 +122,22 @@ class Strategy:
             raise ValueError("pool ids must be distinct")
         size = min(self.candidates, len(pool))
         picked = self._rng.choice(len(pool), size=size, replace=False)
-        sample = [pool[i] for i in picked]
         draw_seed = int(self._rng.integers(2**31))
-        scores = np.asarray(self.score(model, sample, draw_seed), dtype=np.float64)
-        if scores.shape != (size,):
-            raise RuntimeError(f"{self.name}.score returned shape {scores.shape}, want ({size},)")
-        lengths = np.array([len(s) for s in sample])
-        order = np.lexsort((np.arange(size), lengths, scores))[: int(n)]
-        self.candidates_ = [keys[i] for i in picked]
-        self.scores_ = scores
-        return [keys[picked[i]] for i in order]
+        drawn = [keys[i] for i in picked]
+        ranking = self.rank(model, [pool[i] for i in picked], draw_seed, drawn, int(n))
+        self.candidates_ = drawn
+        self.scores_ = ranking.score
+        return [drawn[i] for i in ranking.order[: int(n)]]
+
+
+StrategyType = TypeVar("StrategyType", bound=type[Strategy])
+STRATEGIES: dict[str, type[Strategy]] = {}
+
+
+def register(cls: StrategyType) -> StrategyType:
+    """Add a strategy class to ``STRATEGIES`` under its ``name`` (usable as a decorator)."""
+    known = STRATEGIES.get(cls.name)
+    if known is not None and known is not cls:
+        raise ValueError(f"strategy name {cls.name!r} is taken by {known.__name__}")
+    STRATEGIES[cls.name] = cls
+    return cls

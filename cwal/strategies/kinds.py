@@ -1,6 +1,11 @@
 """The query strategies of mejer-crammer-2010 §6 (docs/algorithms.md §4) plus token entropy.
 
-Every score is "lower = ask first"; the base class breaks ties toward the shorter sentence.
+Every score is "lower = ask first"; :func:`cwal.strategies.order.order` breaks ties toward the
+shorter sentence. The confidence strategies (KD-PC, KD-Fixed, KBV, WKBV, Delta) score a sentence by
+its least confident token under ``Confidence.rank_key``; KD-PC and KD-Fixed rank by the share of
+agreeing draws, ties by Delta over its noise deviation (``votes+z-delta``), with the draws made on
+the batch's row snapshot (:func:`cwal.confidence.rows.restrict`) so that the live queue and these
+objects draw the same noise from the same seed.
 """
 
 from __future__ import annotations
@@ -10,47 +15,35 @@ from typing import Any
 
 import numpy as np
 
-from cwal.confidence import DEFAULT_RANK, DEFAULT_S, Confidence, estimate
+from cwal.confidence import DEFAULT_K, DEFAULT_S, Confidence, estimate
+from cwal.confidence.rows import restrict
 from cwal.decode import emissions
+from cwal.features import Encoded
 from cwal.io.sentence import Sentence
 from cwal.strategies._margin import gsg_kernel, top2_kernel
-from cwal.strategies.base import Strategy
+from cwal.strategies.base import Strategy, register
+from cwal.strategies.order import encoded, lengths_of, sentence_reduce
+
+Batch = Sequence[Sentence] | Encoded
 
 
-def _sentence_reduce(conf: Confidence, values: np.ndarray, how: str) -> np.ndarray:
-    """Per-sentence min / max / mean of per-token ``values`` (+inf for an empty sentence)."""
-    off = conf.sent_offsets
-    out = np.full(conf.n_sentences, np.inf)
-    nonempty = np.flatnonzero(np.diff(off) > 0)
-    if nonempty.size:
-        starts = off[:-1][nonempty]
-        if how == "min":
-            out[nonempty] = np.minimum.reduceat(values, starts)
-        elif how == "max":
-            out[nonempty] = np.maximum.reduceat(values, starts)
-        else:
-            out[nonempty] = np.add.reduceat(values, starts) / np.diff(off)[nonempty]
-    return out
-
-
-class _Draws(Strategy):
-    """Base of the strategies that score by KD draws."""
+class _Estimated(Strategy):
+    """Base of the strategies that score by a per-token confidence estimate of ``method``."""
 
     method = "kd-pc"
+    token_rank: str | None = "votes+z-delta"  # ``estimate``'s rank: the token key
 
     def __init__(
         self,
         *,
-        k: int = 50,
+        k: int | None = None,
         s: float | None = None,
-        rank: str = DEFAULT_RANK,
         candidates: int = 1000,
         seed: int = 0,
     ) -> None:
         super().__init__(candidates=candidates, seed=seed)
-        self.k = int(k)
-        self.s = float(DEFAULT_S[self.method] if s is None else s)
-        self.rank = rank
+        self.k = int(DEFAULT_K.get(self.method, 0) if k is None else k)
+        self.s = float(DEFAULT_S.get(self.method, 0.0) if s is None else s)
 
     def _params(self) -> dict[str, Any]:
         return {"k": self.k, "s": self.s, **super()._params()}
@@ -58,25 +51,30 @@ class _Draws(Strategy):
     def _method(self, model: Any) -> str:
         return self.method
 
-    def confidence(
-        self, model: Any, sentences: Sequence[Sentence], seed: int, rank: str | None = None
-    ) -> Confidence:
-        return estimate(model, sentences, self._method(model), k=self.k, s=self.s, seed=seed,
-                        rank=rank or self.rank)  # fmt: skip
+    def confidence(self, model: Any, batch: Batch, seed: int) -> Confidence:
+        """Per-token confidence of the batch, estimated on its row snapshot (draws keyed by the
+        snapshot's rows, weights as the live queue copies them)."""
+        snap, enc = restrict(model, encoded(model, batch))
+        return estimate(snap, enc, self._method(model), k=self.k, s=self.s, seed=seed,
+                        rank=self.token_rank)  # fmt: skip
+
+    def scores(self, model: Any, batch: Batch, seed: int) -> tuple[np.ndarray, Confidence]:
+        conf = self.confidence(model, batch, seed)
+        return sentence_reduce(conf.rank_key(), conf.sent_offsets, "min"), conf
+
+    def score(self, model: Any, sentences: Batch, seed: int) -> np.ndarray:
+        return self.scores(model, sentences, seed)[0]
 
 
-class KDPC(_Draws):
-    """KD-PC: a sentence scores its least confident token by ``Confidence.rank_key`` (default:
-    the draws' mean margin of the predicted label, ties by Delta)."""
+@register
+class KDPC(_Estimated):
+    """KD-PC: a sentence scores its least confident token (draws from N(mu, s Sigma))."""
 
     name = "kd-pc"
     method = "kd-pc"
 
-    def score(self, model: Any, sentences: Sequence[Sentence], seed: int) -> np.ndarray:
-        conf = self.confidence(model, sentences, seed)
-        return _sentence_reduce(conf, conf.rank_key(), "min")
 
-
+@register
 class KDFixed(KDPC):
     """KD-Fixed: as KD-PC with an isotropic covariance (any learner)."""
 
@@ -84,22 +82,51 @@ class KDFixed(KDPC):
     method = "kd-fixed"
 
 
-class MaxEntropy(_Draws):
+@register
+class KBV(_Estimated):
+    """K-best Viterbi: the share of the k best labelings that agree, ties by Delta."""
+
+    name = "kbv"
+    method = "kbv"
+    token_rank = "votes+delta"
+
+
+@register
+class WKBV(KBV):
+    """Weighted k-best Viterbi: the k best labelings weighted by their scores."""
+
+    name = "wkbv"
+    method = "wkbv"
+
+
+@register
+class Delta(_Estimated):
+    """Delta: the smallest max-marginal margin of a token's predicted label."""
+
+    name = "delta"
+    method = "delta"
+    token_rank = None
+
+
+@register
+class MaxEntropy(_Estimated):
     """Highest token entropy of the KD label distribution first (KD-PC if the model has a
     covariance, KD-Fixed otherwise)."""
 
     name = "max-entropy"
+    token_rank = "votes"  # entropy needs no margins
     reduce = "max"
 
     def _method(self, model: Any) -> str:
         return "kd-pc" if getattr(model, "has_covariance", False) else "kd-fixed"
 
-    def score(self, model: Any, sentences: Sequence[Sentence], seed: int) -> np.ndarray:
-        conf = self.confidence(model, sentences, seed, rank="votes")  # entropy needs no margins
+    def scores(self, model: Any, batch: Batch, seed: int) -> tuple[np.ndarray, Confidence]:
+        conf = self.confidence(model, batch, seed)
         assert conf.entropy is not None
-        return -_sentence_reduce(conf, conf.entropy, self.reduce)
+        return -sentence_reduce(conf.entropy, conf.sent_offsets, self.reduce), conf
 
 
+@register
 class MeanEntropy(MaxEntropy):
     """Highest mean token entropy first."""
 
@@ -107,31 +134,33 @@ class MeanEntropy(MaxEntropy):
     reduce = "mean"
 
 
+@register
 class MinMargin(Strategy):
     """Smallest ``(s(best) - s(second best)) / length`` first (Tong & Koller 2001)."""
 
     name = "min-margin"
 
-    def _top2(self, model: Any, sentences: Sequence[Sentence]):
-        enc = model.encode(list(sentences))
+    def _top2(self, model: Any, sentences: Batch):
+        enc = encoded(model, sentences)
         W, A = model.averaged()
         E = emissions(enc.feat_ids, enc.tok_offsets, W)
         margin, first, second = top2_kernel(E, enc.sent_offsets, np.ascontiguousarray(A))
         lengths = np.maximum(np.diff(enc.sent_offsets), 1)
         return enc, margin, first, second, lengths
 
-    def score(self, model: Any, sentences: Sequence[Sentence], seed: int) -> np.ndarray:
+    def score(self, model: Any, sentences: Batch, seed: int) -> np.ndarray:
         _, margin, _, _, lengths = self._top2(model, sentences)
         return margin / lengths
 
 
+@register
 class MinConfMargin(MinMargin):
     """MinMargin normalised by the model's uncertainty of it: ``m / sqrt(g^T Sigma g) / length``
     with ``g = Phi(x, best) - Phi(x, second)`` (Dredze & Crammer 2008); Sigma = I without one."""
 
     name = "min-conf-margin"
 
-    def score(self, model: Any, sentences: Sequence[Sentence], seed: int) -> np.ndarray:
+    def score(self, model: Any, sentences: Batch, seed: int) -> np.ndarray:
         enc, margin, first, second, lengths = self._top2(model, sentences)
         W, A = model.averaged()
         if getattr(model, "has_covariance", False):
@@ -145,10 +174,11 @@ class MinConfMargin(MinMargin):
         return z / lengths
 
 
+@register
 class Random(Strategy):
     """Uniformly random sentences (the paper's baseline)."""
 
     name = "random"
 
-    def score(self, model: Any, sentences: Sequence[Sentence], seed: int) -> np.ndarray:
-        return np.random.default_rng(seed).random(len(sentences))
+    def score(self, model: Any, sentences: Batch, seed: int) -> np.ndarray:
+        return np.random.default_rng(seed).random(len(lengths_of(sentences)))

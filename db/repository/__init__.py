@@ -6,6 +6,7 @@ own transaction, and commits writes before returning. Split by topic; all names 
 
 from db.repository.annotations import STATUSES, UndoResult, skip, submit_annotation, undo_last
 from db.repository.base import (
+    DatabaseBusyError,
     DuplicateError,
     DuplicateImportError,
     InvalidValueError,
@@ -38,6 +39,16 @@ from db.repository.leases import (
     lease_next,
     release_lease,
     renew_lease,
+)
+from db.repository.members import (
+    ADMIN_ROLE,
+    PROJECT_ROLES,
+    MemberInfo,
+    list_members,
+    project_role,
+    projects_of,
+    remove_member,
+    set_member,
 )
 from db.repository.predictions import (
     PredictionRecord,
@@ -102,6 +113,7 @@ from db.repository.users import (
 )
 
 __all__ = [
+    "ADMIN_ROLE",
     "AnnotationEvent",
     "AnnotatorStats",
     "BatchInfo",
@@ -110,8 +122,11 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "DuplicateError",
     "DuplicateImportError",
+    "DatabaseBusyError",
     "InvalidValueError",
     "LeaseInfo",
+    "MemberInfo",
+    "PROJECT_ROLES",
     "NotFoundError",
     "PredictionRecord",
     "ProjectCounts",
@@ -159,6 +174,7 @@ __all__ = [
     "lease_next",
     "list_checkpoints",
     "list_import_batches",
+    "list_members",
     "list_projects",
     "list_sentences",
     "list_simulation_runs",
@@ -167,12 +183,16 @@ __all__ = [
     "log_predictions",
     "prediction_log",
     "project_counts",
+    "project_role",
+    "projects_of",
+    "remove_member",
     "prune_checkpoints",
     "release_lease",
     "renew_lease",
     "retractions",
     "save_checkpoint",
     "sentence_ids",
+    "set_member",
     "set_password",
     "set_role",
     "skip",

@@ -34,6 +34,7 @@ from db.repository.base import (
     check_tags,
     check_time,
     lock_project_annotations,
+    retry_busy,
 )
 from db.repository.leases import take_lease
 from db.repository.projects import DEFAULT_SETTINGS
@@ -122,6 +123,21 @@ def _record(
 ) -> int:
     now = check_time(now)
     seconds = check_seconds(seconds)
+    what = "label" if statement is _SUBMIT else "skip"
+    return retry_busy(
+        lambda: _write(engine, statement, sentence_id, annotator_id, tags, seconds, now), what
+    )
+
+
+def _write(
+    engine: Engine,
+    statement: Any,
+    sentence_id: int,
+    annotator_id: int,
+    tags: Sequence[str] | None,
+    seconds: float | None,
+    now: datetime,
+) -> int:
     with write_transaction(engine) as conn:
         project_id, n_tokens, settings = _context(conn, sentence_id, annotator_id)
         checked = None if tags is None else check_tags(tags, n_tokens, settings)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+import random
+import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, func, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from cwal.errors import CwalError
 from cwal.io import schemes
@@ -44,6 +46,10 @@ class DuplicateImportError(DuplicateError):
             f"{source}: this content was already imported into the project "
             f"(import #{batch_id}, from {original_name!r}); refusing a second import"
         )
+
+
+class DatabaseBusyError(StoreError):
+    """A write that still found the database locked after the bounded retries."""
 
 
 class InvalidValueError(StoreError, ValueError):
@@ -118,6 +124,41 @@ def check_time(value: datetime | None) -> datetime:
     if value.tzinfo is None:
         raise InvalidValueError("times must be timezone-aware (e.g. datetime.now(UTC))")
     return value
+
+
+# PostgreSQL SQLSTATEs worth retrying: serialization failure, deadlock, lock not available.
+_RETRY_SQLSTATES = frozenset({"40001", "40P01", "55P03"})
+BUSY_RETRIES = 5
+BUSY_BACKOFF_S = 0.05
+
+
+def is_busy(exc: OperationalError) -> bool:
+    """True when a write failed only because another transaction held the database."""
+    orig = exc.orig
+    if getattr(orig, "sqlstate", None) in _RETRY_SQLSTATES:
+        return True
+    text = str(orig).lower()
+    return "database is locked" in text or "database is busy" in text
+
+
+T = TypeVar("T")
+
+
+def retry_busy(write: Callable[[], T], what: str = "write") -> T:
+    """``write()`` retried on a busy database with bounded, jittered exponential backoff
+    (``BUSY_RETRIES`` more tries from ``BUSY_BACKOFF_S``); then ``DatabaseBusyError``."""
+    for attempt in range(BUSY_RETRIES + 1):
+        try:
+            return write()
+        except OperationalError as exc:
+            if not is_busy(exc):
+                raise
+            if attempt == BUSY_RETRIES:
+                raise DatabaseBusyError(
+                    f"the database stayed busy, so the {what} was not saved; try again"
+                ) from exc
+            time.sleep(BUSY_BACKOFF_S * 2**attempt * (0.5 + random.random()))
+    raise AssertionError("unreachable")
 
 
 def is_unique_violation(exc: IntegrityError) -> bool:

@@ -76,7 +76,9 @@ def demo(store: SimpleNamespace, users: SimpleNamespace) -> int:
     """The demo project's id."""
     from ui import actions
 
-    return actions.create_demo_project(users.lead)
+    project_id = actions.create_demo_project(users.lead)
+    repo.set_member(store.engine, project_id, users.annotator.id, "annotator")
+    return project_id
 
 
 def app(page: str = "app.py", user: repo.UserInfo | None = None) -> AppTest:

@@ -29,6 +29,7 @@ def service(project_id: int) -> FakeSession:
 
 
 user = repo.get_user(state.engine(), int(os.environ["CWAL_TEST_USER"]))
+st.session_state[state.USER_KEY] = user.id  # the projects listed are this user's
 project = state.projects()[0]
 annotator = Annotator(service(project.id), user, project, st.session_state)
 

@@ -36,7 +36,9 @@ def fresh_store(tmp: Path) -> SimpleNamespace:
     url = f"sqlite:///{tmp / 'cwal.sqlite3'}"
     ids = harness.seed(url, [("lena", PASSWORD, "lead"), ("arno", PASSWORD, "annotator")])
     engine = open_database(url)
-    return SimpleNamespace(url=url, tmp=tmp, engine=engine, demo=install_demo(engine), **ids)
+    demo = install_demo(engine)
+    repo.set_member(engine, demo, ids["arno"], "annotator")
+    return SimpleNamespace(url=url, tmp=tmp, engine=engine, demo=demo, **ids)
 
 
 def select_range(page, first: int, last: int) -> None:
@@ -229,11 +231,12 @@ def test_hostile_text_is_shown_never_run(tmp_path: Path) -> None:
     from ui.actions import tagset
 
     url = f"sqlite:///{tmp_path / 'cwal.sqlite3'}"
-    harness.seed(url, [("lena", PASSWORD, "lead"), (HOSTILE_USER, PASSWORD, "annotator")])
+    ids = harness.seed(url, [("lena", PASSWORD, "lead"), (HOSTILE_USER, PASSWORD, "annotator")])
     engine = open_database(url)
     project = repo.create_project(
         engine, HOSTILE_PROJECT, {"tagset": tagset(["PER"], "IOB2"), "feature_template": "ner"}
     )
+    repo.set_member(engine, project, ids[HOSTILE_USER], "annotator")
     data = (json.dumps({"tokens": HOSTILE_TOKENS}) + "\n").encode()
     imports.import_bytes(engine, project, data, HOSTILE_FILE, split="pool")
 

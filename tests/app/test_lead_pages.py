@@ -171,6 +171,7 @@ def test_a_few_labels(store, users, demo) -> None:
     metrics = {m.label: m.value for m in dash.metric}
     assert metrics["Labeled sentences"] == "8 / 320" and metrics["Model version"] == "8"
     assert charts_of(dash) == 5  # learning curve, measured vs expected, 2 throughput, labels
+    assert any("Stopping signal: needs two" in c.value for c in dash.caption)  # no checkpoint yet
     pace = dash.dataframe[0].value
     assert pace["annotator"].tolist() == ["lena"] and pace["sentences"].tolist() == [8]
     errors = run_lead(PAGES[1], users.lead.id)

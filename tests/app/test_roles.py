@@ -52,6 +52,11 @@ def _arguments(name: str, project_id: int, user_id: int) -> tuple:
         "add_user": ("mallory", "a long password", "lead"),
         "set_role": (user_id, "lead"),
         "set_password": (user_id, "a long password"),
+        "set_member": (project_id, user_id, "lead"),
+        "remove_member": (project_id, user_id),
+        "list_members": (project_id,),
+        "accounts": (project_id,),
+        "backup_database": (),
     }[name]
 
 

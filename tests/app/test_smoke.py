@@ -170,7 +170,7 @@ def test_export_page(store, users, demo) -> None:
     at = app(user=users.lead).run()
     at.switch_page("pages/export.py").run()
     assert not at.exception
-    assert [b.label for b in at.get("download_button")] == ["Download CONLL"]
+    assert [b.label for b in at.get("download_button")] == ["Download CONLL", "Export backup"]
 
 
 def test_users_page_adds_an_annotator(store, users) -> None:
@@ -188,6 +188,7 @@ def test_a_project_without_types_gets_them_on_the_settings_form(store, users) ->
     from db import imports
 
     project = repo.create_project(store.engine, "Bare", {})
+    repo.set_member(store.engine, project, users.annotator.id, "annotator")
     imports.import_bytes(store.engine, project, b'{"tokens": ["Ada", "wrote"]}\n', "a.jsonl")
     at = app("pages/annotate.py", user=users.annotator).run()
     assert "no entity types" in at.warning[0].value

@@ -7,6 +7,10 @@ import json
 
 import pytest
 
+from cwal.errors import CorpusError
+from cwal.io import Sentence as IoSentence
+from cwal.io.source import token_problem
+from db.engine import write_transaction
 from db.imports import import_bytes
 from db.repository import (
     InvalidValueError,
@@ -20,6 +24,7 @@ from db.repository import (
     list_sentences,
     submit_annotation,
 )
+from db.repository.sentences import add_sentences, create_batch
 
 HOSTILE = [
     "'; DROP TABLE users; --",
@@ -86,6 +91,8 @@ def test_unstorable_names_are_refused_clearly(engine, snapshot, name, problem):
 
 
 def test_hostile_tokens_round_trip_exactly(engine, snapshot):
+    """Tokens an import refuses (control characters, lone surrogates: cwal.io.token_problem) are
+    refused with their line; the store itself still keeps any string exactly."""
     neighbour = create_project(engine, "neighbour")
     import_bytes(engine, neighbour, b"safe DT O\n\n", "n.conll")
     before = snapshot(engine)
@@ -93,8 +100,19 @@ def test_hostile_tokens_round_trip_exactly(engine, snapshot):
     lines = [
         json.dumps({"tokens": [tok, "ok"], "pos": [tok, "P"], "tags": ["O", "O"]}) for tok in TOKENS
     ]
+    for k, tok in enumerate(TOKENS, 1):
+        if token_problem(tok) is not None:
+            with pytest.raises(CorpusError) as caught:
+                import_bytes(engine, project, ("\n".join(lines) + "\n").encode(), "hostile.jsonl")
+            assert caught.value.line == k
+            lines[k - 1] = json.dumps({"tokens": ["ok"], "pos": ["P"], "tags": ["O"]})
+    assert snapshot(engine)["sentences"] == before["sentences"]
     import_bytes(engine, project, ("\n".join(lines) + "\n").encode(), "hostile.jsonl")
-    stored = list_sentences(engine, project)
+    with write_transaction(engine) as conn:
+        batch = create_batch(conn, project, "direct", "0" * 64, "jsonl", "pool")
+        unsafe = [IoSentence([t, "ok"], ["O", "O"], {"pos": [t, "P"]}) for t in TOKENS]
+        add_sentences(conn, project, batch, "direct", "pool", 0, unsafe)
+    stored = [s for s in list_sentences(engine, project) if s.document == "direct"]
     assert [s.tokens[0] for s in stored] == TOKENS
     assert [s.columns["pos"][0] for s in stored] == TOKENS
     user = add_user(engine, "ann", "pw")

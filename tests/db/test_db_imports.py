@@ -39,7 +39,7 @@ MALFORMED: list[tuple[str, str, bytes, int]] = [
     ("UTF-16 with its BOM", "a.conll", (VALID_CONLL).encode("utf-16"), 1),
     ("UTF-8 BOM inside the file", "a.conll", (VALID_CONLL + "\ufeffx DT B-NP\n").encode(), 6),
     ("NUL byte in a line", "a.conll", VALID_CONLL.encode() + b"x\x00 DT B-NP\n", 6),
-    ("binary file (PNG)", "a.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", 3),
+    ("binary file (PNG)", "a.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", 1),
     ("binary file (gzip)", "a.conll", gzip.compress(VALID_CONLL.encode()), 1),
     ("empty file", "a.conll", b"", 1),
     ("only blank lines", "a.conll", b"\n\n\n", 3),

@@ -21,6 +21,10 @@ from db.engine import (
 from db.models import Base
 
 TABLES = {
+    "memberships",
+    "adjudications",
+    "guidelines",
+    "flags",
     "users",
     "projects",
     "import_batches",

@@ -55,7 +55,7 @@ def test_row_snapshot_equals_the_full_averaged_model() -> None:
     # and confidence from a snapshot is confidence from the model itself (KD draws aside: Delta)
     sents = synthetic(5, seed=4)
     rows = kd.rows_for(model, model.encode(sents))
-    conf = kd.confidence(rows, "kd-pc", 1e-9, k=5, seed=1)
+    conf = kd.confidence(rows, "kd-pc", 1e-9, k=5, seed=1, rank="votes")
     flat = [model.labels_[i] for i in conf.labels]
     assert flat == [t for p in model.predict(sents) for t in p]
     assert np.all(conf.confidence == 1.0)  # a vanishing scale: every draw agrees
@@ -99,10 +99,11 @@ def test_candidate_sample_is_deterministic_and_unlabeled() -> None:
     assert sorted(everything.tolist()) == sorted(set(pool.tolist()) - labeled)
 
 
-def test_rank_orders_by_score_then_length_then_id() -> None:
-    ids = np.array([5, 3, 9, 1])
+def test_rank_orders_by_score_then_length_then_draw_order() -> None:
+    ids = np.array([5, 3, 9, 1])  # the candidates in draw order
     assert rank(ids, np.array([0.5, 0.2, 0.2, 0.9]), np.array([3, 4, 2, 1])) == [9, 3, 5, 1]
-    assert rank(ids, np.zeros(4), np.array([2, 2, 2, 2])) == [1, 3, 5, 9]
+    assert rank(ids, np.zeros(4), np.array([2, 2, 2, 2])) == [5, 3, 9, 1]
+    assert rank(ids, np.array([0.1, 0.3, 0.1, 0.1]), np.array([2, 1, 2, 2])) == [5, 9, 1, 3]
 
 
 def test_s_is_tuned_to_the_calibrated_scale() -> None:

@@ -15,6 +15,7 @@ from operator import itemgetter
 
 import numpy as np
 
+from cwal.features._batch import BatchSpec, T, W, encode_batch
 from cwal.io.sentence import Sentence
 
 _PAD_LEFT = ("<s-2>", "<s-1>")
@@ -202,6 +203,53 @@ def ner_template(tokens: Sequence[str], columns: dict[str, Sequence[str]]) -> li
     return feats
 
 
+# --- the same templates as data, for batch encoding (cwal/features/_batch.py) --------------------
+# Slot order and fields mirror the templates above exactly (tests/test_features_speed_equality.py).
+_WORDS_2 = [(None, (W(-2, 2),)), (None, (W(-1, 3),)), (None, (W(0, 4),)), (None, (W(1, 5),)),
+            (None, (W(2, 6),))]  # fmt: skip
+CHUNK_SPEC = BatchSpec(
+    _chunk_word, [*_CHUNK_PAD_LEFT, *_CHUNK_PAD_RIGHT],
+    [
+        ("b", ()), *_WORDS_2,
+        ("w-2|w-1", (W(-2, 0), W(-1, 0))), ("w-1|w0", (W(-1, 0), W(0, 0))),
+        ("w0|w+1", (W(0, 0), W(1, 0))), ("w+1|w+2", (W(1, 0), W(2, 0))),
+        (None, (W(0, 7),)), ("sh-1|sh0", (W(-1, 1), W(0, 1))), ("sh0|sh+1", (W(0, 1), W(1, 1))),
+        (None, (W(0, 8),)), (None, (W(0, 9),)), (None, (W(0, 10),)), (None, (W(0, 11),)),
+    ],
+    None,
+    [
+        ("p-2", (T(-2),)), ("p-1", (T(-1),)), ("p0", (T(0),)), ("p+1", (T(1),)), ("p+2", (T(2),)),
+        ("p-2|p-1", (T(-2), T(-1))), ("p-1|p0", (T(-1), T(0))), ("p0|p+1", (T(0), T(1))),
+        ("p+1|p+2", (T(1), T(2))),
+        ("p-2|p-1|p0", (T(-2), T(-1), T(0))), ("p-1|p0|p+1", (T(-1), T(0), T(1))),
+        ("p0|p+1|p+2", (T(0), T(1), T(2))),
+        ("w0|p0", (W(0, 0), T(0))), ("w-1|p0", (W(-1, 0), T(0))), ("w+1|p0", (W(1, 0), T(0))),
+        ("w-1|p-1", (W(-1, 0), T(-1))), ("w+1|p+1", (W(1, 0), T(1))),
+        ("w0|p-1", (W(0, 0), T(-1))), ("w0|p+1", (W(0, 0), T(1))),
+        ("p0|sh0", (T(0), W(0, 1))), ("p0|s3", (T(0), W(0, 12))),
+    ],
+)  # fmt: skip
+NER_SPEC = BatchSpec(
+    _ner_word, [*_NER_PAD_LEFT, *_NER_PAD_RIGHT],
+    [
+        ("b", ()), *_WORDS_2, (None, (W(0, 7),)),
+        ("w-1|w0", (W(-1, 0), W(0, 0))), ("w0|w+1", (W(0, 0), W(1, 0))),
+        (None, (W(-2, 8),)), (None, (W(-1, 9),)), (None, (W(0, 10),)), (None, (W(1, 11),)),
+        (None, (W(2, 12),)),
+        ("sh-1|sh0", (W(-1, 1), W(0, 1))), ("sh0|sh+1", (W(0, 1), W(1, 1))),
+        ("sh-1|sh0|sh+1", (W(-1, 1), W(0, 1), W(1, 1))),
+        ("w-1|sh0", (W(-1, 0), W(0, 1))), ("sh0|w+1", (W(0, 1), W(1, 0))),
+        ("sh-1|w0", (W(-1, 1), W(0, 0))), ("w0|sh+1", (W(0, 0), W(1, 1))),
+        (None, (W(0, 16),)), (None, (W(-1, 13),)), (None, (W(-1, 14),)), (None, (W(1, 15),)),
+    ],
+    (17, 18),
+    [
+        ("p-1", (T(-1),)), ("p0", (T(0),)), ("p+1", (T(1),)), ("p-1|p0", (T(-1), T(0))),
+        ("p0|p+1", (T(0), T(1))), ("p0|sh0", (T(0), W(0, 1))),
+    ],
+)  # fmt: skip
+_SPECS = {chunk_template: CHUNK_SPEC, ner_template: NER_SPEC}
+
 _CACHES = (_shape_strings, _chunk_word, _ner_word, _ner_tags)
 
 
@@ -281,12 +329,14 @@ class FeatureIndex:
         ``min_count`` times, freeze it, and return the sentences encoded under it (one pass)."""
         if self._ids:
             raise ValueError("encode_pruned builds a fresh index; this one already has features")
-        enc = self.encode(sentences, grow=True)
+        enc = self._encode(sentences, True, min_count)
         keep = np.bincount(enc.feat_ids, minlength=len(self._ids)) >= min_count
+        self.frozen = True
+        if keep.all():  # the built-in templates left out the rare features already
+            return enc
         new_id = (np.cumsum(keep) - 1).astype(np.int32)
         kept = (f for f, k in zip(self._ids, keep.tolist(), strict=True) if k)
         self._ids = {f: j for j, f in enumerate(kept)}
-        self.frozen = True
         mask = keep[enc.feat_ids]
         kept_before = np.concatenate([[0], np.cumsum(mask)]).astype(np.int64)
         return Encoded(new_id[enc.feat_ids[mask]], kept_before[enc.tok_offsets], enc.sent_offsets)
@@ -297,7 +347,17 @@ class FeatureIndex:
 
     def encode(self, sentences: Iterable[Sentence], grow: bool | None = None) -> Encoded:
         """Encode sentences as one batch. ``grow`` (default: not frozen) admits new features."""
-        grow = (not self.frozen) if grow is None else grow
+        return self._encode(sentences, (not self.frozen) if grow is None else grow)
+
+    def _encode(self, sentences: Iterable[Sentence], grow: bool, min_count: int = 1) -> Encoded:
+        """``encode``; with ``min_count`` > 1 features seen fewer times may be left out (the
+        built-in templates skip them before building their strings; see ``encode_pruned``)."""
+        spec = _SPECS.get(self._fn)
+        if spec is not None:
+            sentences = list(sentences)
+            done = encode_batch(spec, sentences, self._ids, grow, min_count)
+            if done is not None:
+                return Encoded(*done)
         ids = self._ids
         get, add = ids.get, ids.setdefault
         feat = array("i")  # compact: one int32 per feature occurrence

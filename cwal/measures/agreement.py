@@ -1,0 +1,281 @@
+"""Inter-annotator agreement that counts spans, with bootstrap intervals over sentences.
+
+Items are sentences labeled independently by two or more annotators (``{annotator: tags}``).
+Measures, per pair of annotators, pooled over all pairs ("overall") and per entity type:
+
+* **span F1, exact**: a span agrees when both annotators marked the same type over the same
+  tokens (nervaluate's *strict*); F1 = 2 * matches / (spans of a + spans of b).
+* **span F1, partial**: nervaluate's *partial* scheme with ``a`` as the reference: an exact
+  boundary match counts 1, an overlapping one 1/2 (entity type ignored overall; per type, only
+  spans of that type are compared). P = (COR + PAR/2) / spans of b, R = (COR + PAR/2) / spans
+  of a, so F1 = 2 (COR + PAR/2) / (spans of a + spans of b).
+* **Cohen's kappa** on tokens, each token labeled with its entity type or ``O`` (the B/I prefix
+  is left to the span measures); per type: that type against everything else. "Overall" is the
+  mean of the pairs' kappas (Light's kappa).
+* **Krippendorff's alpha** (nominal) over all annotators, tokens as units (a token labeled by
+  one annotator only is not pairable and does not count), as INCEpTION reports it.
+
+Every measure is a function of sums over sentences, so a bootstrap replicate (sentences drawn
+with replacement) is one matrix product: fast enough for tens of thousands of items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from cwal.io import schemes
+
+ALL = "all types"
+OVERALL = "overall"
+MEASURES = ("span F1 exact", "span F1 partial", "Cohen's kappa", "Krippendorff's alpha")
+
+Item = Mapping[str, Sequence[str]]  # annotator -> tags of one sentence
+
+
+def partial_counts(a: Sequence[tuple], b: Sequence[tuple]) -> tuple[int, int]:
+    """``(COR, PAR)`` of nervaluate's partial scheme, ``a`` the reference and ``b`` compared
+    (spans ``(type, start, end_exclusive)``; types are not compared). Greedy, in b's order,
+    exactly as nervaluate matches: a b-span takes the first free a-span with the same bounds,
+    else the first free a-span it overlaps."""
+    taken: set[int] = set()
+    cor = par = 0
+    for _, bs, be in b:
+        partial = None
+        exact = False
+        for i, (_, as_, ae) in enumerate(a):
+            if i in taken or bs >= ae or as_ >= be:
+                continue
+            if (bs, be) == (as_, ae):
+                taken.add(i)
+                cor += 1
+                exact = True
+                break
+            if partial is None:
+                partial = i
+        if not exact and partial is not None:
+            taken.add(partial)
+            par += 1
+    return cor, par
+
+
+def _token_types(spans: Sequence[tuple], n: int) -> list[str]:
+    out = ["O"] * n
+    for typ, start, end in spans:
+        out[start:end] = [typ] * (end - start)
+    return out
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Which column of the per-sentence statistics holds what."""
+
+    annotators: list[str]
+    types: list[str]
+    pairs: list[tuple[str, str]]
+    index: dict[tuple, int]
+
+    @classmethod
+    def make(cls, annotators: list[str], types: list[str]) -> _Layout:
+        pairs = list(combinations(annotators, 2))
+        keys: list[tuple] = []
+        for pair in pairs:
+            for t in [ALL, *types]:
+                keys += [(pair, t, k) for k in ("match", "na", "nb", "part", "agree", "ta", "tb")]
+            keys += [(pair, "tokens")]
+            keys += [(pair, "O", k) for k in ("ta", "tb")]
+        for t in [ALL, *types]:
+            keys += [("alpha", t, "diag"), ("alpha", t, "n")]
+            labels = ["O", *types] if t == ALL else ["in", "out"]
+            keys += [("alpha", t, "nc", c) for c in labels]
+        keys += [("items", p) for p in pairs] + [("items", "any")]
+        return cls(annotators, types, pairs, {k: i for i, k in enumerate(keys)})
+
+
+def _sentence_stats(item: Item, scheme: str, lay: _Layout) -> np.ndarray:
+    row = np.zeros(len(lay.index))
+    ix = lay.index
+    spans = {a: schemes.spans(list(t), scheme) for a, t in item.items()}
+    toks = {a: _token_types(spans[a], len(t)) for a, t in item.items()}
+    for pair in lay.pairs:
+        a, b = pair
+        if a not in item or b not in item:
+            continue
+        row[ix[("items", pair)]] = 1
+        n = len(toks[a])
+        row[ix[(pair, "tokens")]] = n
+        row[ix[(pair, "O", "ta")]] = toks[a].count("O")
+        row[ix[(pair, "O", "tb")]] = toks[b].count("O")
+        for t in [ALL, *lay.types]:
+            sa = spans[a] if t == ALL else [s for s in spans[a] if s[0] == t]
+            sb = spans[b] if t == ALL else [s for s in spans[b] if s[0] == t]
+            cor, par = partial_counts(sa, sb)
+            values = {
+                "match": len(set(sa) & set(sb)),
+                "na": len(sa),
+                "nb": len(sb),
+                "part": cor + 0.5 * par,
+            }
+            if t == ALL:
+                values["agree"] = sum(x == y for x, y in zip(toks[a], toks[b], strict=True))
+            else:
+                ina = [x == t for x in toks[a]]
+                inb = [y == t for y in toks[b]]
+                values["agree"] = sum(x == y for x, y in zip(ina, inb, strict=True))
+                values["ta"], values["tb"] = sum(ina), sum(inb)
+            for k, v in values.items():
+                row[ix[(pair, t, k)]] = v
+    coders = [toks[a] for a in lay.annotators if a in item]
+    if len(coders) >= 2:
+        row[ix[("items", "any")]] = 1
+        m = len(coders)
+        for pos in range(len(coders[0])):
+            values = [c[pos] for c in coders]
+            for t in [ALL, *lay.types]:
+                if t == ALL:
+                    counts = {c: values.count(c) for c in ["O", *lay.types]}
+                else:
+                    k = values.count(t)
+                    counts = {"in": k, "out": m - k}
+                row[ix[("alpha", t, "diag")]] += sum(c * (c - 1) for c in counts.values()) / (m - 1)
+                row[ix[("alpha", t, "n")]] += m
+                for c, v in counts.items():
+                    row[ix[("alpha", t, "nc", c)]] += v
+    return row
+
+
+def _safe(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+
+def _kappa(po: np.ndarray, pe: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(pe < 1, (po - pe) / np.where(pe < 1, 1 - pe, 1), np.nan)
+
+
+def _estimates(s: np.ndarray, lay: _Layout) -> dict[tuple, np.ndarray]:
+    """Every measure from column sums ``s`` (shape ``(..., columns)``)."""
+    ix = lay.index
+    col = lambda *key: s[..., ix[key]]  # noqa: E731
+    out: dict[tuple, np.ndarray] = {}
+    for t in [ALL, *lay.types]:
+        kappas = []
+        pooled = {k: 0.0 for k in ("match", "part", "n")}
+        for pair in lay.pairs:
+            scope = f"{pair[0]} × {pair[1]}"
+            n_spans = col(pair, t, "na") + col(pair, t, "nb")
+            out[(scope, t, MEASURES[0])] = _safe(2 * col(pair, t, "match"), n_spans)
+            out[(scope, t, MEASURES[1])] = _safe(2 * col(pair, t, "part"), n_spans)
+            n = col(pair, "tokens")
+            po = _safe(col(pair, t, "agree"), n)
+            if t == ALL:
+                labels = [("O",), *[(x,) for x in lay.types]]
+                pa = [_safe(col(pair, *lab, "ta") if lab == ("O",) else col(pair, lab[0], "ta"), n)
+                      for lab in labels]  # fmt: skip
+                pb = [_safe(col(pair, *lab, "tb") if lab == ("O",) else col(pair, lab[0], "tb"), n)
+                      for lab in labels]  # fmt: skip
+                pe = sum(x * y for x, y in zip(pa, pb, strict=True))
+            else:
+                qa, qb = _safe(col(pair, t, "ta"), n), _safe(col(pair, t, "tb"), n)
+                pe = qa * qb + (1 - qa) * (1 - qb)
+            kappa = _kappa(po, pe)
+            out[(scope, t, MEASURES[2])] = kappa
+            kappas.append(kappa)
+            pooled["match"] = pooled["match"] + 2 * col(pair, t, "match")
+            pooled["part"] = pooled["part"] + 2 * col(pair, t, "part")
+            pooled["n"] = pooled["n"] + n_spans
+        if lay.pairs:
+            out[(OVERALL, t, MEASURES[0])] = _safe(pooled["match"], pooled["n"])
+            out[(OVERALL, t, MEASURES[1])] = _safe(pooled["part"], pooled["n"])
+            stacked = np.stack(kappas)
+            finite = np.isfinite(stacked)
+            total = np.where(finite, stacked, 0).sum(axis=0)
+            out[(OVERALL, t, MEASURES[2])] = _safe(total, finite.sum(axis=0))
+        labels = ["O", *lay.types] if t == ALL else ["in", "out"]
+        n = col("alpha", t, "n")
+        expected = n * n - sum(col("alpha", t, "nc", c) ** 2 for c in labels)
+        observed = n - col("alpha", t, "diag")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alpha = np.where(expected > 0, 1 - (n - 1) * observed / np.where(expected > 0, expected, 1),
+                             np.nan)  # fmt: skip
+        out[(OVERALL, t, MEASURES[3])] = alpha
+    return out
+
+
+def _counts(s: np.ndarray, lay: _Layout, scope: str, t: str, measure: str) -> tuple[int, int]:
+    """(sentences, spans or tokens) behind one figure."""
+    ix = lay.index
+    pairs = lay.pairs if scope == OVERALL else [p for p in lay.pairs if f"{p[0]} × {p[1]}" == scope]
+    if measure == MEASURES[3]:
+        return int(s[ix[("items", "any")]]), int(s[ix[("alpha", t, "n")]])
+    items = int(sum(s[ix[("items", p)]] for p in pairs))
+    if measure == MEASURES[2]:
+        return items, int(sum(s[ix[(p, "tokens")]] for p in pairs))
+    return items, int(sum(s[ix[(p, t, "na")]] + s[ix[(p, t, "nb")]] for p in pairs))
+
+
+def agreement(
+    items: Sequence[Item],
+    scheme: str = "IOB2",
+    *,
+    replicates: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """The agreement table of ``items`` (sentences with two or more annotators' tags).
+
+    One row per (scope, type, measure): ``value``, the bootstrap interval ``low``..``high`` at
+    ``level`` (percentiles of ``replicates`` resamples of the sentences; seeded), ``items``
+    (sentences behind the figure) and ``units`` (spans, tokens, or pairable token values for
+    alpha). Scope is ``overall`` or a pair ``a × b`` (its annotators also in columns ``a`` and
+    ``b``, empty for overall). Empty when no sentence has two versions."""
+    items = [dict(it) for it in items if len(it) >= 2]
+    columns = ["scope", "type", "measure", "value", "low", "high", "items", "units"]
+    if not items:
+        return pd.DataFrame(columns=[*columns, "a", "b"])
+    annotators = sorted({a for it in items for a in it})
+    types = sorted(
+        {s[0] for it in items for t in it.values() for s in schemes.spans(list(t), scheme)}
+    )
+    lay = _Layout.make(annotators, types)
+    stats = np.stack([_sentence_stats(it, scheme, lay) for it in items])
+    total = stats.sum(axis=0)
+    point = _estimates(total, lay)
+    rng = np.random.default_rng(seed)
+    n = len(items)
+    weights = rng.multinomial(n, np.full(n, 1.0 / n), size=replicates).astype(np.float64)
+    boot = _estimates(weights @ stats, lay)
+    tail = (1 - level) / 2 * 100
+    pair_of = {f"{a} × {b}": (a, b) for a, b in lay.pairs}
+    rows = []
+    for (scope, t, measure), value in point.items():
+        reps = boot[(scope, t, measure)]
+        reps = reps[np.isfinite(reps)]
+        low, high = np.percentile(reps, [tail, 100 - tail]) if reps.size else (np.nan, np.nan)
+        rows.append((scope, t, measure, float(value), float(low), float(high),
+                     *_counts(total, lay, scope, t, measure), *pair_of.get(scope, ("", ""))))  # fmt: skip
+    table = pd.DataFrame(rows, columns=[*columns, "a", "b"])
+    order = {m: i for i, m in enumerate(MEASURES)}
+    table["_o"] = table["measure"].map(order)
+    table["_s"] = table["scope"] != OVERALL
+    table["_t"] = table["type"] != ALL
+    return (
+        table.sort_values(["_s", "scope", "_t", "type", "_o"], kind="stable")
+        .drop(columns=["_o", "_s", "_t"])
+        .reset_index(drop=True)
+    )
+
+
+def pair_matrix(table: pd.DataFrame, measure: str = MEASURES[0], type_: str = ALL) -> pd.DataFrame:
+    """Long form ``a``, ``b``, ``value`` of one pairwise measure, both orders (for a heatmap)."""
+    rows = table[(table["measure"] == measure) & (table["type"] == type_)]
+    out = []
+    for a, b, value in zip(rows["a"], rows["b"], rows["value"], strict=True):
+        if a:
+            out += [(a, b, value), (b, a, value)]
+    return pd.DataFrame(out, columns=["a", "b", "value"])

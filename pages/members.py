@@ -1,0 +1,70 @@
+"""Members (project leads): who works on the current project, and as lead, reviewer or annotator.
+
+Only members see and open a project; an administrator (an account whose role is lead) leads every
+project and creates the accounts on the Users page.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from db import repository as repo
+from ui import actions, auth
+from ui.safe import md
+
+ROLE_HELP = {
+    "lead": "lead: settings, files, export, members, every lead page",
+    "reviewer": "reviewer: agreement and adjudication, besides annotating",
+    "annotator": "annotator: annotates, sees the guidelines, flags sentences",
+}
+
+lead, project = auth.require_project_lead()
+st.title("Members")
+if project is None:
+    st.info("There is no project yet: create one on the Projects page.")
+    st.stop()
+st.caption(md(project.name))
+
+members = actions.list_members(lead, project.id)
+if members:
+    st.dataframe(
+        pd.DataFrame(
+            [(m.name, m.role, m.created_at) for m in members],
+            columns=["member", "project role", "since"],
+        ),
+        hide_index=True,
+    )
+else:
+    st.info("Nobody is a member of this project yet.")
+st.caption(" · ".join(ROLE_HELP.values()))
+
+names = dict(actions.accounts(lead, project.id))
+st.subheader("Add a member or change a role")
+with st.form("set_member"):
+    who = st.selectbox("Account", list(names), format_func=names.__getitem__)
+    role = st.radio("Project role", list(repo.PROJECT_ROLES), index=2, horizontal=True)
+    save = st.form_submit_button("Save", type="primary")
+if save and who is not None:
+    try:
+        actions.set_member(lead, project.id, who, role)
+    except repo.StoreError as exc:
+        st.error(md(exc))
+    else:
+        st.success(f"{md(names[who])} is now {role} of this project.")
+        st.rerun()
+
+if members:
+    st.subheader("Remove a member")
+    ids = {m.user_id: m.name for m in members}
+    with st.form("remove_member"):
+        gone = st.selectbox("Member", list(ids), format_func=ids.__getitem__)
+        remove = st.form_submit_button("Remove from the project")
+    if remove and gone is not None:
+        try:
+            actions.remove_member(lead, project.id, gone)
+        except repo.StoreError as exc:
+            st.error(md(exc))
+        else:
+            st.success(f"{md(ids[gone])} no longer works on this project; their labels stay.")
+            st.rerun()
