@@ -28,7 +28,7 @@ from db.engine import open_database, read_transaction, write_transaction
 from db.models import Annotation, Lease, Sentence, utcnow
 from db.repository.leases import take_lease
 from db.repository.projects import project_settings
-from db.repository.state import available
+from db.repository.state import available, in_project
 
 _CHUNK = 500
 
@@ -116,7 +116,7 @@ class SqlStore:
     def pool_ids(self, project_id: int) -> list[int]:
         query = (
             select(Sentence.id)
-            .where(Sentence.project_id == project_id, Sentence.split == "pool")
+            .where(in_project(project_id), Sentence.split == "pool")
             .order_by(Sentence.id)
         )
         with read_transaction(self.engine) as conn:
@@ -220,10 +220,14 @@ class SqlStore:
                     r.strategy,
                     r.score,
                     r.user_id,
+                    keys=r.keys,
                 )  # fmt: skip
                 for r in rows
             ],
         )
+
+    def calibration_keys(self, project_id: int) -> list[tuple[list[float], list[bool]]]:
+        return repo.calibration_keys(self.engine, project_id)
 
 
 def open_session(

@@ -186,6 +186,15 @@ def accounts(actor: repo.UserInfo, project_id: int) -> list[tuple[int, str]]:
     return [(u.id, u.name) for u in repo.list_users(state.engine())]
 
 
+@project_lead_only
+def discard_import(actor: repo.UserInfo, project_id: int, batch_id: int) -> int:
+    """Delete an unfinished (interrupted) import of the project and its staged sentences; how
+    many (0 when the project has no such unfinished import, e.g. a second click)."""
+    if batch_id not in {b.id for b in repo.incomplete_imports(state.engine(), project_id)}:
+        return 0
+    return repo.discard_import(state.engine(), batch_id)
+
+
 def backup_hint() -> str | None:
     """None when the app can take a backup itself (SQLite); else how to take one (pg_dump)."""
     return None if state.engine().url.get_backend_name() == "sqlite" else backups.PG_HINT
@@ -212,4 +221,5 @@ LEAD_ACTIONS = (
     list_members,
     accounts,
     backup_database,
+    discard_import,
 )

@@ -14,6 +14,7 @@ from cwal.io.corpus import FORMAT_NAMES, UNLABELED, resolve_format
 from cwal.io.corpus import FORMATS as READ_FORMATS
 from cwal.io.source import Source
 from cwal.learners import LEARNERS
+from db import imports
 from db import repository as repo
 from ui import actions
 from ui.safe import md
@@ -79,6 +80,7 @@ def check_upload(
 ) -> tuple[int, list[str]]:
     """Read an upload once before anything is stored: its sentence count and the entity types
     its tags use. Raises ``CorpusError`` (with the line) for a bad file."""
+    imports.check_upload_size(len(data), name)
     fmt = resolve_format(Source(data, name), fmt)
     kw: dict[str, Any] = {}
     if fmt not in UNLABELED:

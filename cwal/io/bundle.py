@@ -28,7 +28,7 @@ def expand(path: PathLike) -> list[Source]:
     path = Path(path)
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.is_file())
-        found = [Source(p) for p in files if not _hidden(str(p.relative_to(path)))]
+        found = brat_pairs([Source(p) for p in files if not _hidden(str(p.relative_to(path)))])
         if not found:
             raise CorpusError(str(path), None, "the folder holds no files")
         return found
@@ -50,7 +50,12 @@ def _members(path: Path) -> list[Source]:
         if not infos:
             raise CorpusError(str(path), None, "the archive holds no files")
         infos.sort(key=lambda i: i.filename)
-        return [Source(archive.read(i), f"{path}/{i.filename}") for i in infos]
+        sources = [Source(archive.read(i), f"{path}/{i.filename}") for i in infos]
+    by_name = {s.name: s for s in sources}
+    for src in sources:
+        if src.name.endswith(".txt"):
+            src.companion = by_name.get(src.name[: -len(".txt")] + ".ann")
+    return brat_pairs(sources)
 
 
 def brat_pairs(sources: list[Source]) -> list[Source]:

@@ -57,6 +57,7 @@ def _arguments(name: str, project_id: int, user_id: int) -> tuple:
         "list_members": (project_id,),
         "accounts": (project_id,),
         "backup_database": (),
+        "discard_import": (project_id, 1),
     }[name]
 
 

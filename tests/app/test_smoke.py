@@ -166,6 +166,23 @@ def test_add_files_page(store, users, demo) -> None:
     assert repo.count_sentences(store.engine, demo, "pool") == 321
 
 
+def test_add_files_page_deletes_an_unfinished_import(store, users, demo) -> None:
+    from cwal.io import Sentence
+    from db.engine import write_transaction
+    from db.repository.sentences import add_sentences, create_batch, finish_batch
+
+    with write_transaction(store.engine) as conn:  # what a killed import leaves behind
+        batch = create_batch(conn, demo, "big.conll", "f" * 64, "conll", "pool", state="importing")
+        add_sentences(conn, demo, batch, "big.conll", "pool", 0, [Sentence(["x"], ["O"])] * 3)
+        finish_batch(conn, batch, 3)
+    assert repo.count_sentences(store.engine, demo, "pool") == 320  # staged: invisible
+    at = app("pages/add_files.py", user=users.lead).run()
+    assert any("is unfinished: 3 sentences staged" in w.value for w in at.warning)
+    next(b for b in at.button if b.label == f"Delete unfinished import #{batch}").click().run()
+    assert not at.exception and not at.warning
+    assert repo.incomplete_imports(store.engine, demo) == []
+
+
 def test_export_page(store, users, demo) -> None:
     at = app(user=users.lead).run()
     at.switch_page("pages/export.py").run()
