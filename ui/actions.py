@@ -19,7 +19,7 @@ from db import backup as backups
 from db import exports, imports
 from db import repository as repo
 from ui import state
-from ui.auth import lead_only, project_lead_only
+from ui.auth import lead_only, project_lead_only, project_role_only
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 DEMO_NAME = "Demo: invented news (NER)"
@@ -184,6 +184,29 @@ def list_members(actor: repo.UserInfo, project_id: int) -> list[repo.MemberInfo]
 def accounts(actor: repo.UserInfo, project_id: int) -> list[tuple[int, str]]:
     """``(id, name)`` of every account, for a project lead choosing whom to add."""
     return [(u.id, u.name) for u in repo.list_users(state.engine())]
+
+
+@project_lead_only
+def set_overlap(actor: repo.UserInfo, project_id: int, share: float, k: int) -> None:
+    """Set the share (0..1) of pool sentences that ``k`` annotators label independently."""
+    repo.set_overlap(state.engine(), project_id, share, k)
+
+
+@project_role_only("lead", "reviewer")
+def adjudicate(
+    actor: repo.UserInfo,
+    project_id: int,
+    sentence_id: int,
+    tags: Sequence[str],
+    source_ids: Sequence[int],
+    method: str,
+) -> int:
+    """Store the reviewer's decision on an overlap sentence as its gold (the acting user is
+    recorded as who decided); the live model learns it when it next reads the log."""
+    sentence = repo.get_sentence(state.engine(), sentence_id)
+    if sentence.project_id != project_id:
+        raise repo.NotFoundError(f"sentence {sentence_id} is not in this project")
+    return repo.adjudicate(state.engine(), sentence_id, actor.id, tags, source_ids, method)
 
 
 def backup_hint() -> str | None:
