@@ -125,7 +125,7 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
     resumed = not sink.curves().empty
     start = time.perf_counter()
     run_experiment(config, data, Ref("cwal.simulate.sinks:JsonDirSink", {"path": str(out)}),
-                   workers=args.workers)  # fmt: skip
+                   workers=args.workers, cluster=args.cluster)  # fmt: skip
     wall = time.perf_counter() - start
     curves = sink.curves()
     table = summarize(curves)
@@ -259,6 +259,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--learner", default="cw")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--cluster", metavar="ADDRESS", help="a Dask scheduler to run the cells on")
     parser.add_argument("--out", default="/tmp/cwal-bench-active-learning")
     parser.add_argument("--dev", type=float, default=0.0, metavar="FRACTION",
                         help="pool and evaluation both from the training file: a seeded FRACTION "

@@ -1,4 +1,4 @@
-"""Transactional imports of CoNLL, JSONL and plain-text corpora into a project.
+"""Transactional imports of corpora in any ``cwal.io`` format (CoNLL, JSONL, raw text, Prodigy ...).
 
 An import is all or nothing: the file is read by the ``cwal.io`` readers inside one write
 transaction, and any ``CorpusError`` (with its line number) rolls everything back. The content
@@ -248,7 +248,7 @@ def import_file(
 ) -> ImportResult:
     """Import one corpus file into a project, all or nothing.
 
-    Options: ``format`` (conll / jsonl / text; default by extension, else sniffed), ``columns``
+    Options: ``format`` (any of ``cwal.io.corpus.FORMATS``; default by extension, else sniffed), ``columns``
     (CoNLL roles; default the project's ``columns`` setting), ``encoding``, ``split`` (``pool``
     or ``eval``), ``tags_as`` (``gold``: the file's tags are gold tags; ``annotations``: they
     become submissions of ``annotator_id``), ``progress`` (called with an ``ImportProgress``
@@ -275,6 +275,25 @@ def import_bytes(
             f"{limit / 2**20:.0f} MB (CWAL_MAX_UPLOAD_MB); split the file or raise the limit",
         )
     return _run(engine, project_id, [_from_bytes(bytes(data), name)], **options)[0]
+
+
+def _from_source(source: Source) -> _Input:
+    if source.path is not None:
+        item = _from_path(source.path)
+        return _Input(item.data, source.name, item.content_hash, item.total_lines)
+    with source.open() as handle:
+        return _from_bytes(handle.read(), source.name)
+
+
+def add_sources(
+    engine: Engine, project_id: int, sources: Iterable[Source], **options: Any
+) -> list[ImportResult]:
+    """Import several inputs (``cwal.io.bundle.expand`` of a folder or zip) in one transaction:
+    every one is stored or none is. Options as in :func:`import_file`."""
+    items = [_from_source(s) for s in sources]
+    if not items:
+        raise InvalidValueError("no files to import")
+    return _run(engine, project_id, items, **options)
 
 
 def add_files(

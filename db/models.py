@@ -291,6 +291,7 @@ class Prediction(Base):
     model_version: Mapped[int] = mapped_column(Integer)
     tags: Mapped[list] = mapped_column(JSONText())
     confidences: Mapped[list] = mapped_column(JSONText())
+    keys: Mapped[list | None] = mapped_column(JSONText(), nullable=True)  # Delta per token
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
     strategy: Mapped[str] = mapped_column(String(64))
     served_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -220,10 +220,14 @@ class SqlStore:
                     r.strategy,
                     r.score,
                     r.user_id,
+                    keys=r.keys,
                 )  # fmt: skip
                 for r in rows
             ],
         )
+
+    def calibration_keys(self, project_id: int) -> list[tuple[list[float], list[bool]]]:
+        return repo.calibration_keys(self.engine, project_id)
 
 
 def open_session(

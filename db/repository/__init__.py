@@ -53,6 +53,7 @@ from db.repository.members import (
 from db.repository.predictions import (
     PredictionRecord,
     calibration_frame,
+    calibration_keys,
     log_prediction,
     log_predictions,
     prediction_log,
@@ -164,6 +165,7 @@ __all__ = [
     "annotator_stats",
     "authenticate",
     "calibration_frame",
+    "calibration_keys",
     "count_sentences",
     "create_project",
     "create_simulation_run",

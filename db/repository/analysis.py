@@ -20,6 +20,7 @@ import pandas as pd
 from sqlalchemy import Engine, func, select
 
 from cwal import reports
+from cwal.confidence.calibration import MarginMap
 from cwal.live import CheckpointMeta, LogRow, PoolSentence
 from cwal.live.replay import valid_base
 from db.engine import read_transaction
@@ -32,7 +33,7 @@ from db.repository.history import (
     last_annotation_id,
 )
 from db.repository.history import retractions as retraction_pairs
-from db.repository.predictions import calibration_frame
+from db.repository.predictions import calibration_frame, calibration_keys
 from db.repository.projects import get_project
 from db.repository.state import current_annotation_ids, labeled_ids
 from db.repository.stats import annotation_log
@@ -204,7 +205,8 @@ def _rebuild(engine: Engine, project_id: int) -> reports.ModelState:
         )  # fmt: skip
         for e in annotations_after(engine, project_id, x)
     ]
-    return reports.rebuild(settings, base, state, tail)
+    calibration = MarginMap.fit(calibration_keys(engine, project_id))
+    return reports.rebuild(settings, base, state, tail, calibration)
 
 
 @dataclass
@@ -219,9 +221,19 @@ class PoolView:
 
     @property
     def pool_estimate(self) -> float:
-        """Mean calibrated KD confidence on the pool sample: the accuracy the model expects
-        there (``ModelState.expected_accuracy``)."""
-        return self.state.expected_accuracy(self.pool["confidence"].to_numpy())
+        """Mean calibrated confidence on the pool sample: the accuracy the model expects there
+        (``ModelState.expected_accuracy``)."""
+        return self.state.expected_accuracy(self.pool["delta"].to_numpy())
+
+    @property
+    def pool_interval(self) -> tuple[float, float]:
+        """A 95% interval of ``pool_estimate`` (the calibration map's uncertainty)."""
+        return self.state.expected_interval(self.pool["delta"].to_numpy())
+
+    @property
+    def calibration_labels(self) -> int:
+        """How many labeled sentences the calibration map rests on."""
+        return self.state.calibration.labels
 
 
 def _given_frame() -> pd.DataFrame:
