@@ -24,6 +24,7 @@ scheme = project.settings.get("scheme") or "IOB2"
 DONE_KEY = "cw_adjudicated"
 if st.session_state.get(DONE_KEY):
     st.success(st.session_state.pop(DONE_KEY))
+st.button("Refresh", icon=":material/refresh:", help="Read the newest versions")
 settled = st.toggle("Show settled sentences too")
 found = repo.disagreements(state.engine(), project.id, include_settled=settled)
 if not found:
