@@ -235,4 +235,5 @@ LEAD_ACTIONS = (
     list_members,
     accounts,
     backup_database,
+    set_overlap,
 )
