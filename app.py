@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import auth, preload, state, warmup
+from ui import auth, preload, prepare, state, warmup
 
 st.set_page_config(page_title="cwal", page_icon=":material/label:", layout="wide")
 warmup.start()  # once per process: the lead views are computed while the lead signs in
+prepare.start()  # once per process: the model's compiled code, before the first submit
 
 ANNOTATOR_PAGES = [
     st.Page("pages/annotate.py", title="Annotate", icon=":material/edit:", default=True),

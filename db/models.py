@@ -114,12 +114,17 @@ class Project(Base):
 
 
 class ImportBatch(Base):
-    """One imported file; the content hash makes a second import of the same bytes detectable."""
+    """One imported file; the content hash makes a second import of the same bytes detectable.
+
+    ``state`` is ``importing`` while the file's sentences are written in short transactions (they
+    are invisible then) and ``done`` once one small transaction made them all visible at once.
+    """
 
     __tablename__ = "import_batches"
     __table_args__ = (
         UniqueConstraint("project_id", "content_hash"),
         CheckConstraint("split IN ('pool', 'eval')", name="split"),
+        Index(None, "project_id", "state"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -130,6 +135,8 @@ class ImportBatch(Base):
     split: Mapped[str] = mapped_column(String(8))
     n_sentences: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    state: Mapped[str] = mapped_column(String(16), server_default="done")
+    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class Sentence(Base):

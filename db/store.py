@@ -28,7 +28,7 @@ from db.engine import open_database, read_transaction, write_transaction
 from db.models import Annotation, Lease, Sentence, utcnow
 from db.repository.leases import take_lease
 from db.repository.projects import project_settings
-from db.repository.state import available
+from db.repository.state import available, in_project
 
 _CHUNK = 500
 
@@ -116,7 +116,7 @@ class SqlStore:
     def pool_ids(self, project_id: int) -> list[int]:
         query = (
             select(Sentence.id)
-            .where(Sentence.project_id == project_id, Sentence.split == "pool")
+            .where(in_project(project_id), Sentence.split == "pool")
             .order_by(Sentence.id)
         )
         with read_transaction(self.engine) as conn:

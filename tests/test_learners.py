@@ -225,3 +225,25 @@ def test_make_rejects_unknown_names_and_bad_parameters() -> None:
             make("cw", **bad)
     assert make("kbest-pa").params["k"] == 5 and make("kbest-pa", k=2).params["k"] == 2
     assert make("perceptron", k=4).params["k"] == 1
+
+
+def test_bioes_codec_equals_the_whole_sentence_scheme_functions() -> None:
+    """The codec works token by token over windows; the reference is ``schemes.repair`` and
+    ``schemes.is_valid`` on whole sentences, over random tags of every prefix and scheme."""
+    from cwal.io import schemes
+    from cwal.learners._tags import PREFERENCE, TagCodec
+
+    rng = np.random.default_rng(5)
+    alphabet = ["O"] + [f"{p}-{t}" for p in "BIESLU" for t in ("NP", "VP")]
+    for trial in range(60):
+        codec, seen = TagCodec("bioes"), []
+        for _ in range(int(rng.integers(1, 6))):
+            if trial % 3 == 0:  # valid IOB2 / BIOES sentences keep candidates alive longer
+                spans = [("NP", 0, 2), ("NP", 2, 3), ("VP", 4, 6)]
+                tags = schemes.from_spans(spans, 7, PREFERENCE[int(rng.integers(6))])
+            else:
+                tags = [alphabet[i] for i in rng.integers(0, len(alphabet), rng.integers(1, 9))]
+            seen.append(tags)
+            assert codec.encode(tags) == schemes.repair(tags, "BIOES"), tags
+            want = [s for s in PREFERENCE if all(schemes.is_valid(t, s) for t in seen)]
+            assert codec.candidates == want, seen

@@ -6,7 +6,7 @@ so hiding a button is never the only protection.
 
 from __future__ import annotations
 
-import io
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -106,24 +106,19 @@ def export_file(
     project_id: int,
     format: str,
     *,
+    what: str = "labels",
     status: str | None = "submitted",
     annotator_ids: Iterable[int] | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> bytes:
-    """The project's latest annotations as a CoNLL or JSONL file (UTF-8 bytes)."""
-    out = io.StringIO()
-    exports.export_annotations(
-        state.engine(),
-        project_id,
-        out,
-        format,  # type: ignore[arg-type]
-        status=status,
-        annotator_ids=annotator_ids,
-        since=since,
-        until=until,
-    )
-    return out.getvalue().encode("utf-8")
+    """The project's export in any ``cwal.io`` format, as the bytes to download (brat: a zip of
+    .txt/.ann pairs; spaCy: a .spacy DocBin). Rows are streamed into the file."""
+    filters = {"status": status, "annotator_ids": annotator_ids, "since": since, "until": until}
+    with tempfile.TemporaryDirectory(prefix="cwal-export-") as tmp:
+        path = Path(tmp) / ("export.zip" if format == "brat" else "export")
+        exports.export_annotations(state.engine(), project_id, path, format, what=what, **filters)
+        return path.read_bytes()
 
 
 @lead_only
@@ -209,6 +204,15 @@ def adjudicate(
     return repo.adjudicate(state.engine(), sentence_id, actor.id, tags, source_ids, method)
 
 
+@project_lead_only
+def discard_import(actor: repo.UserInfo, project_id: int, batch_id: int) -> int:
+    """Delete an unfinished (interrupted) import of the project and its staged sentences; how
+    many (0 when the project has no such unfinished import, e.g. a second click)."""
+    if batch_id not in {b.id for b in repo.incomplete_imports(state.engine(), project_id)}:
+        return 0
+    return repo.discard_import(state.engine(), batch_id)
+
+
 def backup_hint() -> str | None:
     """None when the app can take a backup itself (SQLite); else how to take one (pg_dump)."""
     return None if state.engine().url.get_backend_name() == "sqlite" else backups.PG_HINT
@@ -236,4 +240,5 @@ LEAD_ACTIONS = (
     accounts,
     backup_database,
     set_overlap,
+    discard_import,
 )

@@ -35,7 +35,7 @@ from db.repository.history import (
 from db.repository.history import retractions as retraction_pairs
 from db.repository.predictions import calibration_frame, calibration_keys
 from db.repository.projects import get_project
-from db.repository.state import current_annotation_ids, labeled_ids
+from db.repository.state import current_annotation_ids, in_project, labeled_ids
 from db.repository.stats import annotation_log
 from db.repository.views import VIEWS, feature_cache, model_key, project_key, yield_to_pages
 from db.repository.views import clear_cache as clear_cache  # re-exported for pages and tests
@@ -77,7 +77,7 @@ def unlabeled_pool_ids(engine: Engine, project_id: int) -> list[int]:
     query = (
         select(Sentence.id)
         .where(
-            Sentence.project_id == project_id,
+            in_project(project_id),
             Sentence.split == "pool",
             Sentence.id.not_in(labeled_ids(project_id)),
         )
@@ -92,7 +92,7 @@ def split_sentences(
 ) -> list[tuple[PoolSentence, list[str] | None]]:
     """Sentences of one split (or only ``ids``) as ``(PoolSentence, gold tags)``, id order."""
     query = select(Sentence.id, Sentence.tokens, Sentence.columns, Sentence.gold_tags).where(
-        Sentence.project_id == project_id, Sentence.split == split
+        in_project(project_id), Sentence.split == split
     )
     out: list[tuple[PoolSentence, list[str] | None]] = []
     chunks = [None] if ids is None else [ids[i : i + 500] for i in range(0, len(ids), 500)]
@@ -107,7 +107,7 @@ def split_sentences(
 def pool_sample_ids(engine: Engine, project_id: int) -> list[int]:
     """A fixed pseudo-random sample of the whole pool (seeded by the project id), ascending:
     the sentences each checkpoint's pool estimate is read on (those unlabeled at the time)."""
-    query = select(Sentence.id).where(Sentence.project_id == project_id, Sentence.split == "pool")
+    query = select(Sentence.id).where(in_project(project_id), Sentence.split == "pool")
     with read_transaction(engine) as conn:
         ids = np.array(sorted(conn.execute(query).scalars()), dtype=np.int64)
     return _sample(ids, POOL_SAMPLE, project_id)

@@ -8,6 +8,8 @@
 * An overlap sentence collects ``version`` rows (one per annotator) before it has a current
   annotation: it is not available to an annotator who gave a version, nor to anyone once the
   project's ``overlap_k`` annotators have (then it waits for adjudication).
+* A sentence is *in* its project once its import batch is ``done``: the sentences of a running
+  (or killed) import are staged and invisible to every query (``in_project``).
 
 The conditions are uncorrelated ``IN`` sets scoped to one project (or one sentence): both
 databases evaluate each set once per query (a hash or a temporary index), so the cost stays
@@ -21,12 +23,26 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, Select, and_, func, select
 from sqlalchemy.sql.elements import BindParameter
 
-from db.models import Annotation, Lease, Project, Sentence
+from db.models import Annotation, ImportBatch, Lease, Project, Sentence
 
 _undo = Annotation.__table__.alias("undo_row")
 _ann = Annotation.__table__.alias("ann_row")
 _lease = Lease.__table__.alias("lease_row")
 IntParam = int | BindParameter[int]
+
+
+def staged_batch_ids(project_id: IntParam) -> Select:
+    """Ids of the project's import batches that are not finished (their sentences are staged)."""
+    return select(ImportBatch.id).where(
+        ImportBatch.project_id == project_id, ImportBatch.state != "done"
+    )
+
+
+def in_project(project_id: IntParam) -> ColumnElement[bool]:
+    """Condition on ``Sentence`` rows: in the project and visible (not staged by an import)."""
+    return and_(
+        Sentence.project_id == project_id, Sentence.batch_id.not_in(staged_batch_ids(project_id))
+    )
 
 
 def retracted_ids(
@@ -119,7 +135,7 @@ def available(
     A lease held by ``user_id`` itself does not hide a sentence from that user.
     """
     conds = [
-        Sentence.project_id == project_id,
+        in_project(project_id),
         Sentence.split == "pool",
         Sentence.id.not_in(labeled_ids(project_id)),
         Sentence.id.not_in(leased_ids(project_id, now, other_than=user_id)),

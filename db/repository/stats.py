@@ -11,7 +11,7 @@ from sqlalchemy import Engine, and_, func, or_, select
 from db.engine import read_transaction
 from db.models import Adjudication, Annotation, Lease, Sentence, User
 from db.repository.base import check_time
-from db.repository.state import labeled_ids, not_retracted
+from db.repository.state import in_project, labeled_ids, not_retracted
 
 if TYPE_CHECKING:  # pandas is imported by the functions that build frames
     import pandas as pd
@@ -101,15 +101,15 @@ def project_counts(engine: Engine, project_id: int, now: datetime | None = None)
     """Sizes of the pool and eval splits, labeled / unlabeled pool sentences, live leases and
     annotation rows."""
     now = check_time(now)
-    in_project = Sentence.project_id == project_id
-    pool = and_(in_project, Sentence.split == "pool")
+    visible = in_project(project_id)
+    pool = and_(visible, Sentence.split == "pool")
     with read_transaction(engine) as conn:
         n_pool, n_eval, n_labeled = conn.execute(
             select(
                 func.count(Sentence.id).filter(Sentence.split == "pool"),
                 func.count(Sentence.id).filter(Sentence.split == "eval"),
                 func.count(Sentence.id).filter(pool, Sentence.id.in_(labeled_ids(project_id))),
-            ).where(in_project)
+            ).where(visible)
         ).one()
         n_leased = conn.execute(
             select(func.count())

@@ -61,6 +61,7 @@ def _arguments(name: str, project_id: int, user_id: int) -> tuple:
         "accounts": (project_id,),
         "set_overlap": (project_id, 0.5, 2),
         "backup_database": (),
+        "discard_import": (project_id, 1),
     }[name]
 
 

@@ -1,7 +1,7 @@
 """Overlap: the share of pool sentences labeled independently and by how many annotators.
 
 Revision ID: 0022b
-Revises: 0018
+Revises: 0021
 Create Date: 2026-11-27 04:05:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0022b"
-down_revision: str | None = "0018"
+down_revision: str | None = "0021"
 branch_labels: str | None = None
 depends_on: str | None = None
 
