@@ -29,6 +29,11 @@ LEAD_PAGES = [
     st.Page("pages/export.py", title="Export", icon=":material/download:"),
     st.Page("pages/members.py", title="Members", icon=":material/groups:"),
 ]
+# Reviewers (and leads) settle disagreements between independent annotators.
+REVIEW_PAGES = [
+    st.Page("pages/agreement.py", title="Agreement", icon=":material/handshake:"),
+    st.Page("pages/adjudication.py", title="Adjudication", icon=":material/gavel:"),
+]
 # The administrator's pages (a user whose account role is lead): every project, every account.
 ADMIN_PAGES = [
     st.Page("pages/projects.py", title="Projects", icon=":material/folder:"),
@@ -75,6 +80,8 @@ if user is None:
 else:
     role = sidebar(user)
     sections = {"Annotation": ANNOTATOR_PAGES}
+    if user.role == "lead" or role in ("lead", "reviewer"):
+        sections["Review"] = REVIEW_PAGES
     if user.role == "lead" or role == "lead":
         sections["Lead"] = LEAD_PAGES
     if user.role == "lead":
