@@ -26,7 +26,8 @@ from typing import Any, Literal
 from sqlalchemy import Connection, Engine
 
 from cwal.errors import CorpusError
-from cwal.io import Sentence, read_corpus, read_corpus_bytes
+from cwal.io import Sentence, read_corpus
+from cwal.io.bundle import expand_bytes
 from cwal.io.corpus import UNLABELED, resolve_format
 from cwal.io.source import Source
 from db.engine import read_transaction, write_transaction
@@ -109,9 +110,12 @@ class _Input:
     name: str
     content_hash: str
     total_lines: int
+    companion: Source | None = None  # read with this input (brat's .ann beside its .txt)
 
     def source(self) -> Source:
-        return Source(self.data, self.name)
+        source = Source(self.data, self.name)
+        source.companion = self.companion
+        return source
 
 
 def _scan(chunks: Iterable[bytes]) -> tuple[str, int]:
@@ -226,10 +230,7 @@ def _stage_one(
         batch_id, done = _open_batch(conn, project_id, item, fmt, split, resume)
         earlier = staged_sentence_ids(conn, batch_id) if done and tags_as == "annotations" else []
     staged.append(batch_id)
-    if isinstance(item.data, Path):
-        stream = read_corpus(item.data, fmt, roles, **kw)
-    else:
-        stream = read_corpus_bytes(item.data, item.name, fmt, roles, **kw)
+    stream = read_corpus(item.source(), fmt, roles, **kw)
     document = os.path.basename(item.name) or item.name
     n_sentences = n_tokens = 0
     chunk: list[Sentence] = []
@@ -348,20 +349,39 @@ def import_file(
 def import_bytes(
     engine: Engine, project_id: int, data: bytes, name: str, **options: Any
 ) -> ImportResult:
-    """Import uploaded bytes (``name`` picks the format and names the input in errors); the
-    options are those of :func:`import_file`."""
+    """Import uploaded bytes (``name`` picks the format and names the input in errors; a ``.zip``
+    imports every member, brat pairs together, all or nothing); the options are those of
+    :func:`import_file`."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise InvalidValueError("import_bytes takes the file's bytes")
     check_upload_size(len(data), name)
-    return _run(engine, project_id, [_from_bytes(bytes(data), name)], **options)[0]
+    sources = expand_bytes(bytes(data), name)
+    if len(sources) == 1 and sources[0].name == name:
+        return _run(engine, project_id, [_from_bytes(bytes(data), name)], **options)[0]
+    results = _run(engine, project_id, [_from_source(s) for s in sources], **options)
+    return ImportResult(  # a zip archive imports as one unit: its members' totals
+        results[-1].batch_id,
+        name,
+        "+".join(dict.fromkeys(r.format for r in results)),
+        results[-1].split,
+        sum(r.n_sentences for r in results),
+        sum(r.n_tokens for r in results),
+        sum(r.n_annotations for r in results),
+        hashlib.sha256(bytes(data)).hexdigest(),
+    )
 
 
 def _from_source(source: Source) -> _Input:
     if source.path is not None:
         item = _from_path(source.path)
-        return _Input(item.data, source.name, item.content_hash, item.total_lines)
-    with source.open() as handle:
-        return _from_bytes(handle.read(), source.name)
+    else:
+        with source.open() as handle:
+            item = _from_bytes(handle.read(), source.name)
+    digest = item.content_hash
+    if source.companion is not None:  # the pair's hash: a changed .ann is a new import
+        with source.companion.open() as handle:
+            digest = hashlib.sha256((digest + _scan([handle.read()])[0]).encode()).hexdigest()
+    return _Input(item.data, source.name, digest, item.total_lines, source.companion)
 
 
 def add_sources(

@@ -6,7 +6,7 @@ so hiding a button is never the only protection.
 
 from __future__ import annotations
 
-import io
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -19,7 +19,7 @@ from db import backup as backups
 from db import exports, imports
 from db import repository as repo
 from ui import state
-from ui.auth import lead_only, project_lead_only
+from ui.auth import lead_only, project_lead_only, project_role_only
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 DEMO_NAME = "Demo: invented news (NER)"
@@ -106,24 +106,19 @@ def export_file(
     project_id: int,
     format: str,
     *,
+    what: str = "labels",
     status: str | None = "submitted",
     annotator_ids: Iterable[int] | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> bytes:
-    """The project's latest annotations as a CoNLL or JSONL file (UTF-8 bytes)."""
-    out = io.StringIO()
-    exports.export_annotations(
-        state.engine(),
-        project_id,
-        out,
-        format,  # type: ignore[arg-type]
-        status=status,
-        annotator_ids=annotator_ids,
-        since=since,
-        until=until,
-    )
-    return out.getvalue().encode("utf-8")
+    """The project's export in any ``cwal.io`` format, as the bytes to download (brat: a zip of
+    .txt/.ann pairs; spaCy: a .spacy DocBin). Rows are streamed into the file."""
+    filters = {"status": status, "annotator_ids": annotator_ids, "since": since, "until": until}
+    with tempfile.TemporaryDirectory(prefix="cwal-export-") as tmp:
+        path = Path(tmp) / ("export.zip" if format == "brat" else "export")
+        exports.export_annotations(state.engine(), project_id, path, format, what=what, **filters)
+        return path.read_bytes()
 
 
 @lead_only
@@ -187,6 +182,29 @@ def accounts(actor: repo.UserInfo, project_id: int) -> list[tuple[int, str]]:
 
 
 @project_lead_only
+def set_overlap(actor: repo.UserInfo, project_id: int, share: float, k: int) -> None:
+    """Set the share (0..1) of pool sentences that ``k`` annotators label independently."""
+    repo.set_overlap(state.engine(), project_id, share, k)
+
+
+@project_role_only("lead", "reviewer")
+def adjudicate(
+    actor: repo.UserInfo,
+    project_id: int,
+    sentence_id: int,
+    tags: Sequence[str],
+    source_ids: Sequence[int],
+    method: str,
+) -> int:
+    """Store the reviewer's decision on an overlap sentence as its gold (the acting user is
+    recorded as who decided); the live model learns it when it next reads the log."""
+    sentence = repo.get_sentence(state.engine(), sentence_id)
+    if sentence.project_id != project_id:
+        raise repo.NotFoundError(f"sentence {sentence_id} is not in this project")
+    return repo.adjudicate(state.engine(), sentence_id, actor.id, tags, source_ids, method)
+
+
+@project_lead_only
 def discard_import(actor: repo.UserInfo, project_id: int, batch_id: int) -> int:
     """Delete an unfinished (interrupted) import of the project and its staged sentences; how
     many (0 when the project has no such unfinished import, e.g. a second click)."""
@@ -221,5 +239,6 @@ LEAD_ACTIONS = (
     list_members,
     accounts,
     backup_database,
+    set_overlap,
     discard_import,
 )

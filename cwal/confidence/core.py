@@ -31,8 +31,10 @@ NEEDS_COVARIANCE = ("kd-pc",)
 # How tokens are ranked (least confident first). "draw-margin": the mean over the K draws of the
 # signed max-marginal margin of the predicted label (continuous, so no ties); "votes+X": the
 # share of agreeing draws, ties broken by X (Delta, Delta over its noise deviation, 10x more
-# draws); "votes": ties left to chance.
-RANKS = ("draw-margin", "votes+delta", "votes+z-delta", "votes+draws", "votes")
+# draws); "votes": ties left to chance; "z-delta": Delta over its noise deviation alone, the
+# analytic form of the expected vote share (which is increasing in it for a given s): no draw
+# noise in the order, so two seeds rank alike (the ranking the strategies and the live queue use).
+RANKS = ("draw-margin", "votes+delta", "votes+z-delta", "votes+draws", "votes", "z-delta")
 DEFAULT_RANK = "draw-margin"  # best AP in bench/confidence.py; k-best methods use votes+delta
 DEFAULT_K = {"kd-pc": 50, "kd-fixed": 50, "kbv": 30, "wkbv": 30, "delta": 0, "nbest-softmax": 30}
 DEFAULT_K["maxent"] = 0  # the probability method draws nothing
@@ -79,6 +81,8 @@ class Confidence:
     def rank_key(self) -> np.ndarray:
         """A float per token, lower = less confident, per ``rank`` (dense ranks in [0, 1];
         tokens equal in both keys share a key)."""
+        if self.rank == "z-delta":
+            return rank_key(self.tiebreak)
         primary = self.draw_margin if self.rank == "draw-margin" else self.confidence
         return rank_key(primary, self.tiebreak)
 
@@ -224,7 +228,7 @@ def estimate(
     tb: np.ndarray | None = None
     if rank in ("draw-margin", "votes+delta"):
         tb = delta
-    elif rank == "votes+z-delta":
+    elif rank in ("votes+z-delta", "z-delta"):
         tb = z_margin(delta, MM, labels, enc, SW)
     elif rank == "votes+draws":
         more = Sampler(W, A, SW, SA, k=k * DRAWS_FACTOR, s=s, seed=seed + 1,

@@ -35,6 +35,7 @@ class Scored:
     # into the confidence shown when served, by the session's current map)
     score: dict[int, float] = field(default_factory=dict)
     seed: int | None = None  # the draws' seed (the strategy's ``rank`` gets it too)
+    s: float | None = None  # the draws' scale
     candidates: list[int] = field(default_factory=list)  # the sample, in draw order
     seconds: float = 0.0
     finished: float = field(default_factory=time.monotonic)

@@ -50,7 +50,7 @@ def rank_candidates(
     strategy = strategy_for(name, k=k, s=s, candidates=max(len(cands), 1))
     ids = cands.tolist()
     ranking = strategy.rank(kd.RowsModel(rows), rows.enc, seed, ids, LIVE_BLOCK)
-    out = Scored(version, generation, [ids[i] for i in ranking.order], name, seed=seed)
+    out = Scored(version, generation, [ids[i] for i in ranking.order], name, seed=seed, s=s)
     out.candidates = ids
     out.score.update({i: float(v) for i, v in zip(ids, ranking.score, strict=True)})
     conf = ranking.confidence

@@ -399,6 +399,10 @@ class ProjectSession:
         seed = seed_of(self.project_id, job.version, row.id)
         rec = prequential(job.rows, list(row.tags or []), k=self.config.k, seed=seed)
         self.record.add(rec.grid_pc, rec.grid_fixed, rec.correct)
+        s_pc, s_fixed = self.record.tune()  # the ranking's noise scale, from the first labels
+        if s_pc is not None and s_fixed is not None:
+            with self._lock:
+                self.live.s_pc, self.live.s_fixed = s_pc, s_fixed
         shown = self.calibration(rec.margins)  # the map as it stood before this label
         keys = np.minimum(rec.margins, MAX_KEY)
         pred = PredictionRow(row.sentence_id, job.version, rec.predicted, shown.tolist(), "kd-pc",

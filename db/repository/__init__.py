@@ -114,6 +114,15 @@ from db.repository.users import (
     set_role,
     verify_password,
 )
+from db.repository.versions import (
+    Disagreement,
+    Version,
+    adjudicate,
+    disagreements,
+    get_overlap,
+    overlap_items,
+    set_overlap,
+)
 
 __all__ = [
     "ADMIN_ROLE",
@@ -123,6 +132,13 @@ __all__ = [
     "CheckpointInfo",
     "CurvePointInput",
     "DEFAULT_SETTINGS",
+    "Disagreement",
+    "Version",
+    "adjudicate",
+    "disagreements",
+    "get_overlap",
+    "overlap_items",
+    "set_overlap",
     "DuplicateError",
     "DuplicateImportError",
     "DatabaseBusyError",
