@@ -21,6 +21,16 @@ from db.repository.checkpoints import (
     prune_checkpoints,
     save_checkpoint,
 )
+from db.repository.guidelines import (
+    FlagInfo,
+    GuidelineVersion,
+    add_flag,
+    guideline_versions,
+    latest_guidelines,
+    list_flags,
+    resolve_flag,
+    save_guidelines,
+)
 from db.repository.history import (
     AnnotationEvent,
     annotation_history,
@@ -132,6 +142,14 @@ __all__ = [
     "CheckpointInfo",
     "CurvePointInput",
     "DEFAULT_SETTINGS",
+    "FlagInfo",
+    "GuidelineVersion",
+    "add_flag",
+    "guideline_versions",
+    "latest_guidelines",
+    "list_flags",
+    "resolve_flag",
+    "save_guidelines",
     "Disagreement",
     "Version",
     "adjudicate",
