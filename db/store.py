@@ -26,7 +26,7 @@ from cwal.live import (
 from db import repository as repo
 from db.engine import open_database, read_transaction, write_transaction
 from db.models import Annotation, Lease, Sentence, utcnow
-from db.repository.base import BUSY_POLL_MS, retry_busy
+from db.repository.base import BUSY_TRY_MS, retry_busy
 from db.repository.leases import take_lease
 from db.repository.projects import project_settings
 from db.repository.state import available, in_project
@@ -167,7 +167,7 @@ class SqlStore:
         if n == 1:
             got = retry_busy(
                 lambda: repo.lease_next(
-                    self.engine, project_id, annotator_id, ranked, ttl=ttl, busy_ms=BUSY_POLL_MS
+                    self.engine, project_id, annotator_id, ranked, ttl=ttl, busy_ms=BUSY_TRY_MS
                 ),
                 "lease",
             )
@@ -183,7 +183,7 @@ class SqlStore:
         first free of ``ranked`` (or of the pool in id order). ``take_lease`` is an upsert that
         never overwrites another annotator's live lease, so concurrent callers cannot collide."""
         now = utcnow()
-        with write_transaction(self.engine, busy_ms=BUSY_POLL_MS) as conn:
+        with write_transaction(self.engine, busy_ms=BUSY_TRY_MS) as conn:
             project_settings(conn, project_id)  # NotFoundError for an unknown project
             own = conn.execute(
                 select(Lease.sentence_id)

@@ -28,7 +28,7 @@ from db.engine import write_transaction
 from db.models import Annotation, JSONText, Lease, Project, Sentence, User, UTCDateTime
 from db.repository.base import (
     ANNOTATION_LOCK_NS,
-    BUSY_POLL_MS,
+    BUSY_TRY_MS,
     InvalidValueError,
     NotFoundError,
     check_seconds,
@@ -140,7 +140,7 @@ def _write(
     seconds: float | None,
     now: datetime,
 ) -> int:
-    with write_transaction(engine, busy_ms=BUSY_POLL_MS) as conn:
+    with write_transaction(engine, busy_ms=BUSY_TRY_MS) as conn:
         project_id, n_tokens, settings = _context(conn, sentence_id, annotator_id)
         checked = None if tags is None else check_tags(tags, n_tokens, settings)
         params = {
