@@ -35,8 +35,8 @@ def _setup(tmp: Path, n: int, share: float, data_dir: Path):
     from sqlalchemy import insert
 
     from db import imports, open_database
-    from db.engine import write_transaction
     from db import repository as repo
+    from db.engine import write_transaction
     from db.models import Annotation, utcnow
     from db.repository import versions
 
