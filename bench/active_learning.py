@@ -105,6 +105,7 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
         strategies=tuple(args.strategies),
         seeds=seeds,
         budget=300 if quick else args.budget,
+        budget_words=args.budget_words,
         mode=args.mode,
         epochs=args.epochs,
         learner=args.learner,
@@ -125,7 +126,7 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
     resumed = not sink.curves().empty
     start = time.perf_counter()
     run_experiment(config, data, Ref("cwal.simulate.sinks:JsonDirSink", {"path": str(out)}),
-                   workers=args.workers)  # fmt: skip
+                   workers=args.workers, cluster=args.cluster)  # fmt: skip
     wall = time.perf_counter() - start
     curves = sink.curves()
     table = summarize(curves)
@@ -257,8 +258,12 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", default=["np", "esp"], choices=["np", "esp", "ned"])
     parser.add_argument("--mode", choices=["retrain", "online"], default="retrain")
     parser.add_argument("--budget", type=int, default=2000)
+    parser.add_argument("--budget-words", type=int,
+                        help="stop each run at this many labeled words instead of --budget "
+                        "sentences (fair to strategies that pick shorter sentences)")  # fmt: skip
     parser.add_argument("--learner", default="cw")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--cluster", metavar="ADDRESS", help="a Dask scheduler to run the cells on")
     parser.add_argument("--out", default="/tmp/cwal-bench-active-learning")
     parser.add_argument("--dev", type=float, default=0.0, metavar="FRACTION",
                         help="pool and evaluation both from the training file: a seeded FRACTION "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import sys
 import time
@@ -90,10 +91,17 @@ class EpochBar:
 
     def __init__(self, epochs: int, enabled: bool = True) -> None:
         self.epochs, self.enabled, self.start = epochs, enabled, time.monotonic()
+        self.last = 0
+
+    def close(self) -> None:
+        """End the bar's line when training stopped before its last epoch."""
+        if self.enabled and 0 < self.last < self.epochs:
+            sys.stderr.write("\n")
 
     def __call__(self, epoch: int, epochs: int, stats: dict[str, Any]) -> None:
         if "dev_f1" in stats:
             print(f"epoch {epoch:>3}/{epochs}  dev F1 {stats['dev_f1']:.4f}", flush=True)
+        self.last = epoch
         if self.enabled:
             done = int(30 * epoch / epochs)
             sys.stderr.write(
@@ -128,11 +136,17 @@ def run_train(args: argparse.Namespace) -> int:
     if args.shards > 1:
         model.fit(train, epochs=args.epochs, seed=args.seed, dev=dev, progress=bar,
                   shards=args.shards, combine=args.combine)  # fmt: skip
+    elif dev is not None and "patience" in inspect.signature(model.fit).parameters:
+        model.fit(train, epochs=args.epochs, seed=args.seed, dev=dev, progress=bar,
+                  patience=args.patience)  # fmt: skip
+        bar.close()
+        print(f"kept epoch {model.best_epoch_} (best dev F1; stopped after epoch {bar.last})")
     else:
         model.fit(train, epochs=args.epochs, seed=args.seed, dev=dev, progress=bar)
     model.save(args.model)
+    epochs = getattr(model, "best_epoch_", args.epochs)
     print(
-        f"saved {args.model}: {learner} on {len(train)} sentences, {args.epochs} epochs, "
+        f"saved {args.model}: {learner} on {len(train)} sentences, {epochs} epochs, "
         f"{model.n_features_} features, {len(model.labels_)} labels, "
         f"{time.monotonic() - start:.1f}s"
     )
@@ -176,7 +190,12 @@ def add_parser(subparsers: Any) -> None:
     t.add_argument("--learner", choices=LEARNER_NAMES,
                    help="default: the dev-tuned one of the template (chunk: arow, ner: cw)")  # fmt: skip
     t.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS)
-    t.add_argument("--dev", metavar="FILE", help="tagged corpus scored after every epoch")
+    t.add_argument("--dev", metavar="FILE",
+                   help="tagged corpus scored after every epoch; the model of the best dev "
+                        "epoch is kept and training stops after --patience epochs without a "
+                        "better one (not with --shards)")  # fmt: skip
+    t.add_argument("--patience", type=int, default=3, metavar="N",
+                   help="with --dev: stop after N epochs without a better dev F1 (default 3)")  # fmt: skip
     t.add_argument("--seed", type=int, default=0, help="seed of the epoch shuffles")
     t.add_argument("--shards", type=int, default=1,
                    help="train this many copies on disjoint shards in parallel processes")  # fmt: skip
@@ -211,6 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "epochs", 1) < 1:
         print("error: --epochs must be at least 1", file=sys.stderr)
+        return 2
+    if getattr(args, "patience", 1) < 1:
+        print("error: --patience must be at least 1", file=sys.stderr)
         return 2
     try:
         return int(args.func(args) or 0)

@@ -90,6 +90,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     run.add_argument("--seeds", nargs="+", type=int, default=list(DEFAULT_SEEDS),
                      help=f"default: {' '.join(map(str, DEFAULT_SEEDS))}")  # fmt: skip
     run.add_argument("--budget", type=int, default=2000, help="labeled sentences at the end")
+    run.add_argument("--budget-words", type=int,
+                     help="stop each run at this many labeled words instead of --budget sentences "
+                     "(the fair budget for strategies that pick shorter sentences)")  # fmt: skip
     run.add_argument("--initial", type=int, default=50)
     run.add_argument("--batch", type=int, default=10, help="sentences labeled per step")
     run.add_argument("--candidates", type=int, default=1000, help="sentences scored per step")
@@ -108,7 +111,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     out.add_argument("--db", nargs="?", const="", help="store in the database (default URL)")
     out.add_argument("--name", default="strategy comparison", help="experiment name (--db)")
     out.add_argument("--resume", metavar="KEY", help="resume a database experiment")
-    out.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    out.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
+                     help="worker processes on this machine (joblib/loky; 1: in this process)")  # fmt: skip
+    out.add_argument("--cluster", metavar="ADDRESS",
+                     help="run the cells on a Dask distributed cluster (e.g. tcp://host:8786; "
+                     "needs pip install 'dask[distributed]'); --out must be a folder every worker sees")  # fmt: skip
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run_command)
@@ -127,7 +134,8 @@ def _config(args: argparse.Namespace) -> SimConfig:
     return SimConfig(
         strategies=tuple(args.strategies), seeds=tuple(args.seeds), initial=args.initial,
         batch=args.batch, candidates=args.candidates, eval_every=args.eval_every,
-        budget=args.budget, mode=args.mode, epochs=args.epochs, learner=args.learner,
+        budget=args.budget, budget_words=args.budget_words, mode=args.mode, epochs=args.epochs,
+        learner=args.learner,
         learner_params=_params(args.learner_param, False), template=None,
         strategy_params=_params(args.strategy_param, True), full_data=not args.no_full_data,
     )  # fmt: skip
@@ -208,6 +216,8 @@ def report(curves: Any, as_json: bool, extra: dict[str, Any]) -> None:
 def run_command(args: argparse.Namespace) -> int:
     """Run, or resume, a comparison and print its summary."""
     if args.db is not None:
+        if args.cluster:
+            raise UsageError("simulate: --cluster works with --out (a folder the workers share)")
         db = importlib.import_module("db.simulations")  # the store is optional for the engine
         url = args.db or db.database_url()
         if args.resume:
@@ -235,7 +245,8 @@ def run_command(args: argparse.Namespace) -> int:
     bar = Bar(config, not args.quiet)
     try:
         run_experiment(config, ref, Ref("cwal.simulate.sinks:JsonDirSink",
-                                        {"path": str(args.out.resolve())}), args.workers, bar)  # fmt: skip
+                                        {"path": str(args.out.resolve())}), args.workers, bar,
+                       cluster=args.cluster)  # fmt: skip
     finally:
         bar.close()
     report(sink.curves(), args.json, {"out": str(args.out)})

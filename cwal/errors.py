@@ -18,6 +18,10 @@ class CorpusError(CwalError, ValueError):
         super().__init__(f"{where}: {problem}")
 
 
+class MissingExtraError(CwalError):
+    """A format or feature needs an optional package that is not installed."""
+
+
 class ModelFileError(CwalError, ValueError):
     """A model file that is missing a part, has the wrong version, or is not a cwal model."""
 

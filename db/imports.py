@@ -1,14 +1,22 @@
-"""Transactional imports of corpora in any ``cwal.io`` format (CoNLL, JSONL, raw text, Prodigy ...).
+"""Staged imports of corpora in any ``cwal.io`` format (CoNLL, JSONL, raw text, Prodigy ...).
 
-An import is all or nothing: the file is read by the ``cwal.io`` readers inside one write
-transaction, and any ``CorpusError`` (with its line number) rolls everything back. The content
-hash of each file is recorded, so importing the same bytes into the same project twice is refused.
-Tags are checked against the project's tag set and scheme by the readers.
+An import is all or nothing, and it never locks annotators out: the file is read by the
+``cwal.io`` readers and its sentences are written into a *staged* batch (``state="importing"``),
+``chunk_size`` sentences per short write transaction, so annotators' submits interleave. Staged
+sentences are invisible to every query (``db.repository.state.in_project``); one small final
+transaction publishes every batch of the import at once. A ``CorpusError`` (with its line
+number), a cancelled progress callback or any other error removes the staged rows. A killed
+process leaves an unfinished, invisible import: importing the same bytes again resumes it
+(``resume=True``), or ``discard_import`` deletes it. The content hash of each file is recorded,
+so importing the same bytes into the same project twice is refused. Tags are checked against the
+project's tag set and scheme by the readers. Tags imported as annotations are written in the
+final transaction (they enter the label log when their sentences become visible).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -18,16 +26,27 @@ from typing import Any, Literal
 from sqlalchemy import Connection, Engine
 
 from cwal.errors import CorpusError
-from cwal.io import Sentence, read_corpus, read_corpus_bytes
+from cwal.io import Sentence, read_corpus
+from cwal.io.bundle import expand_bytes
 from cwal.io.corpus import UNLABELED, resolve_format
 from cwal.io.source import Source
-from db.engine import write_transaction
+from db.engine import read_transaction, write_transaction
 from db.models import utcnow
 from db.repository.annotations import add_imported_annotations
-from db.repository.base import InvalidValueError, require_user
+from db.repository.base import InvalidValueError, StoreError, require_user
 from db.repository.projects import project_settings
-from db.repository.sentences import add_sentences, check_split, create_batch, finish_batch
+from db.repository.sentences import (
+    add_sentences,
+    check_split,
+    create_batch,
+    discard_import,
+    find_batch,
+    finish_batch,
+    publish_batches,
+    staged_sentence_ids,
+)
 
+LOG = logging.getLogger(__name__)
 TagsAs = Literal["gold", "annotations"]
 _HASH_CHUNK = 1 << 20
 DEFAULT_MAX_UPLOAD_MB = 200
@@ -42,6 +61,18 @@ def max_upload_bytes() -> int:
     except ValueError:
         mb = DEFAULT_MAX_UPLOAD_MB
     return int(mb * 1024 * 1024) if mb > 0 else int(DEFAULT_MAX_UPLOAD_MB * 1024 * 1024)
+
+
+def check_upload_size(size: int, name: str) -> None:
+    """``CorpusError`` naming the file when ``size`` bytes exceed :func:`max_upload_bytes`."""
+    limit = max_upload_bytes()
+    if size > limit:
+        raise CorpusError(
+            name,
+            None,
+            f"the file has {size / 2**20:.1f} MB, over the upload limit of "
+            f"{limit / 2**20:.0f} MB (CWAL_MAX_UPLOAD_MB); split the file or raise the limit",
+        )
 
 
 @dataclass(frozen=True)
@@ -79,9 +110,12 @@ class _Input:
     name: str
     content_hash: str
     total_lines: int
+    companion: Source | None = None  # read with this input (brat's .ann beside its .txt)
 
     def source(self) -> Source:
-        return Source(self.data, self.name)
+        source = Source(self.data, self.name)
+        source.companion = self.companion
+        return source
 
 
 def _scan(chunks: Iterable[bytes]) -> tuple[str, int]:
@@ -139,64 +173,104 @@ def _checked(sentences: Iterator[Sentence], name: str, fmt: str) -> Iterator[Sen
         yield sent
 
 
-def _import_one(
-    conn: Connection,
+RUNNING_SECONDS = 60.0
+"""An unfinished import written to less than this long ago is taken as still running."""
+
+
+class ImportRunningError(StoreError):
+    """The same file is being imported into the project right now."""
+
+
+def _open_batch(
+    conn: Connection, project_id: int, item: _Input, fmt: str, split: str, resume: bool
+) -> tuple[int, int]:
+    """``(batch id, sentences already staged)``: a new staged batch, or the unfinished import of
+    the same bytes to resume (refused while it is still being written)."""
+    previous = find_batch(conn, project_id, item.content_hash)
+    if previous is None or previous.complete or not resume:
+        return create_batch(conn, project_id, item.name, item.content_hash, fmt, split,
+                            state="importing"), 0  # fmt: skip
+    age = (utcnow() - (previous.updated_at or previous.created_at)).total_seconds()
+    if age < RUNNING_SECONDS:
+        raise ImportRunningError(
+            f"{item.name}: this file is being imported (import #{previous.id}, "
+            f"{previous.n_sentences:,} sentences so far); wait for it to finish, or if it stopped, "
+            f"try again a minute after its last progress"
+        )
+    if previous.split != split:
+        raise InvalidValueError(
+            f"{item.name}: the interrupted import #{previous.id} went to the {previous.split} "
+            f"split; resume it with split={previous.split!r} or delete it first"
+        )
+    return previous.id, previous.n_sentences
+
+
+def _stage_one(
+    engine: Engine,
     project_id: int,
     settings: dict[str, Any],
     item: _Input,
+    staged: list[int],
+    pairs: list[tuple[int, list[str]]],
     *,
     fmt: str | None,
     columns: list[str] | None,
     encoding: str | None,
     split: str,
     tags_as: TagsAs,
-    annotator_id: int | None,
     progress: ProgressCallback | None,
     chunk_size: int,
+    resume: bool,
 ) -> ImportResult:
+    """Write one file's sentences into a staged batch, ``chunk_size`` sentences per short
+    transaction (annotators' writes interleave); they stay invisible until published."""
     fmt = resolve_format(item.source(), fmt)
     roles, kw = _reader_options(fmt, settings, encoding, columns)
-    batch_id = create_batch(conn, project_id, item.name, item.content_hash, fmt, split)
-    if isinstance(item.data, Path):
-        stream = read_corpus(item.data, fmt, roles, **kw)
-    else:
-        stream = read_corpus_bytes(item.data, item.name, fmt, roles, **kw)
+    with write_transaction(engine) as conn:
+        batch_id, done = _open_batch(conn, project_id, item, fmt, split, resume)
+        earlier = staged_sentence_ids(conn, batch_id) if done and tags_as == "annotations" else []
+    staged.append(batch_id)
+    stream = read_corpus(item.source(), fmt, roles, **kw)
     document = os.path.basename(item.name) or item.name
-    now = utcnow()
-    n_sentences = n_tokens = n_annotations = 0
+    n_sentences = n_tokens = 0
     chunk: list[Sentence] = []
 
     def flush() -> None:
-        nonlocal n_sentences, n_annotations
+        nonlocal n_sentences
         if not chunk:
             return
+        stored = chunk
         if tags_as == "annotations":
-            for sent in chunk:
-                if sent.tags is None:
-                    raise CorpusError(item.name, sent.line, "no tags to import as annotations")
             stored = [Sentence(s.tokens, None, s.columns, s.meta, s.line) for s in chunk]
-        else:
-            stored = chunk
-        ids = add_sentences(conn, project_id, batch_id, document, split, n_sentences, stored)
+        with write_transaction(engine) as conn:
+            ids = add_sentences(conn, project_id, batch_id, document, split, n_sentences, stored)
+            finish_batch(conn, batch_id, n_sentences + len(chunk))
         if tags_as == "annotations":
-            pairs = [(sid, list(s.tags)) for sid, s in zip(ids, chunk, strict=True)]
-            add_imported_annotations(conn, project_id, annotator_id, pairs, now)
-            n_annotations += len(pairs)
+            pairs.extend((sid, list(s.tags)) for sid, s in zip(ids, chunk, strict=True))
         n_sentences += len(chunk)
         if progress is not None:
             progress(ImportProgress(item.name, n_sentences, chunk[-1].line, item.total_lines))
         chunk.clear()
 
     for sent in _checked(stream, item.name, fmt):
-        chunk.append(sent)
+        if tags_as == "annotations" and sent.tags is None:
+            raise CorpusError(item.name, sent.line, "no tags to import as annotations")
         n_tokens += len(sent.tokens)
+        if n_sentences < done:  # resuming: this sentence is staged already
+            if tags_as == "annotations":
+                pairs.append((earlier[n_sentences], list(sent.tags)))
+            n_sentences += 1
+            continue
+        chunk.append(sent)
         if len(chunk) >= chunk_size:
             flush()
     flush()
-    finish_batch(conn, batch_id, n_sentences)
+    with write_transaction(engine) as conn:
+        finish_batch(conn, batch_id, n_sentences)
     return ImportResult(
-        batch_id, item.name, fmt, split, n_sentences, n_tokens, n_annotations, item.content_hash
-    )
+        batch_id, item.name, fmt, split, n_sentences, n_tokens,
+        n_sentences if tags_as == "annotations" else 0, item.content_hash,
+    )  # fmt: skip
 
 
 def _run(
@@ -212,6 +286,7 @@ def _run(
     annotator_id: int | None = None,
     progress: ProgressCallback | None = None,
     chunk_size: int = 500,
+    resume: bool = True,
 ) -> list[ImportResult]:
     check_split(split)
     if tags_as not in ("gold", "annotations"):
@@ -220,27 +295,38 @@ def _run(
         raise InvalidValueError("tags_as='annotations' needs the annotator_id they belong to")
     if chunk_size < 1:
         raise InvalidValueError("chunk_size must be >= 1")
-    with write_transaction(engine) as conn:
+    with read_transaction(engine) as conn:
         settings = project_settings(conn, project_id)
         if annotator_id is not None:
             require_user(conn, annotator_id)
-        return [
-            _import_one(
-                conn,
-                project_id,
-                settings,
-                item,
-                fmt=format,
-                columns=columns,
-                encoding=encoding,
-                split=split,
-                tags_as=tags_as,
-                annotator_id=annotator_id,
-                progress=progress,
-                chunk_size=chunk_size,
-            )
+    staged: list[int] = []
+    pairs: list[tuple[int, list[str]]] = []
+    try:
+        results = [
+            _stage_one(engine, project_id, settings, item, staged, pairs, fmt=format,
+                       columns=columns, encoding=encoding, split=split, tags_as=tags_as,
+                       progress=progress, chunk_size=chunk_size, resume=resume)
             for item in items
-        ]
+        ]  # fmt: skip
+        with write_transaction(engine) as conn:  # the one short transaction that shows them all
+            if pairs:
+                assert annotator_id is not None
+                add_imported_annotations(conn, project_id, annotator_id, pairs, utcnow())
+            publish_batches(conn, staged)
+    except BaseException:
+        _discard(engine, staged)
+        raise
+    return results
+
+
+def _discard(engine: Engine, batch_ids: list[int]) -> None:
+    """Remove the staged batches of a refused or cancelled import (best effort: one that cannot
+    be removed now stays listed as an unfinished import, still invisible)."""
+    for batch_id in batch_ids:
+        try:
+            discard_import(engine, batch_id)
+        except Exception:  # noqa: BLE001 - the original error is the one to report
+            LOG.exception("could not remove the staged import #%s", batch_id)
 
 
 def import_file(
@@ -252,9 +338,10 @@ def import_file(
     (CoNLL roles; default the project's ``columns`` setting), ``encoding``, ``split`` (``pool``
     or ``eval``), ``tags_as`` (``gold``: the file's tags are gold tags; ``annotations``: they
     become submissions of ``annotator_id``), ``progress`` (called with an ``ImportProgress``
-    after every ``chunk_size`` sentences; raising from it cancels the import).
-    Raises ``CorpusError`` (file, line, problem) or ``DuplicateImportError``; either way the
-    database is left unchanged.
+    after every ``chunk_size`` sentences; raising from it cancels the import), ``resume``
+    (default True: an interrupted import of the same bytes is continued, not refused).
+    Raises ``CorpusError`` (file, line, problem), ``DuplicateImportError`` or
+    ``ImportRunningError``; in every case no sentence of the file becomes visible.
     """
     return _run(engine, project_id, [_from_path(path)], **options)[0]
 
@@ -262,34 +349,46 @@ def import_file(
 def import_bytes(
     engine: Engine, project_id: int, data: bytes, name: str, **options: Any
 ) -> ImportResult:
-    """Import uploaded bytes (``name`` picks the format and names the input in errors); the
-    options are those of :func:`import_file`."""
+    """Import uploaded bytes (``name`` picks the format and names the input in errors; a ``.zip``
+    imports every member, brat pairs together, all or nothing); the options are those of
+    :func:`import_file`."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise InvalidValueError("import_bytes takes the file's bytes")
-    limit = max_upload_bytes()
-    if len(data) > limit:
-        raise CorpusError(
-            name,
-            None,
-            f"the file has {len(data) / 2**20:.1f} MB, over the upload limit of "
-            f"{limit / 2**20:.0f} MB (CWAL_MAX_UPLOAD_MB); split the file or raise the limit",
-        )
-    return _run(engine, project_id, [_from_bytes(bytes(data), name)], **options)[0]
+    check_upload_size(len(data), name)
+    sources = expand_bytes(bytes(data), name)
+    if len(sources) == 1 and sources[0].name == name:
+        return _run(engine, project_id, [_from_bytes(bytes(data), name)], **options)[0]
+    results = _run(engine, project_id, [_from_source(s) for s in sources], **options)
+    return ImportResult(  # a zip archive imports as one unit: its members' totals
+        results[-1].batch_id,
+        name,
+        "+".join(dict.fromkeys(r.format for r in results)),
+        results[-1].split,
+        sum(r.n_sentences for r in results),
+        sum(r.n_tokens for r in results),
+        sum(r.n_annotations for r in results),
+        hashlib.sha256(bytes(data)).hexdigest(),
+    )
 
 
 def _from_source(source: Source) -> _Input:
     if source.path is not None:
         item = _from_path(source.path)
-        return _Input(item.data, source.name, item.content_hash, item.total_lines)
-    with source.open() as handle:
-        return _from_bytes(handle.read(), source.name)
+    else:
+        with source.open() as handle:
+            item = _from_bytes(handle.read(), source.name)
+    digest = item.content_hash
+    if source.companion is not None:  # the pair's hash: a changed .ann is a new import
+        with source.companion.open() as handle:
+            digest = hashlib.sha256((digest + _scan([handle.read()])[0]).encode()).hexdigest()
+    return _Input(item.data, source.name, digest, item.total_lines, source.companion)
 
 
 def add_sources(
     engine: Engine, project_id: int, sources: Iterable[Source], **options: Any
 ) -> list[ImportResult]:
-    """Import several inputs (``cwal.io.bundle.expand`` of a folder or zip) in one transaction:
-    every one is stored or none is. Options as in :func:`import_file`."""
+    """Import several inputs (``cwal.io.bundle.expand`` of a folder or zip): either every one
+    becomes visible (in one final transaction) or none does. Options as in :func:`import_file`."""
     items = [_from_source(s) for s in sources]
     if not items:
         raise InvalidValueError("no files to import")
@@ -299,8 +398,8 @@ def add_sources(
 def add_files(
     engine: Engine, project_id: int, paths: Iterable[str | os.PathLike], **options: Any
 ) -> list[ImportResult]:
-    """Import several files into an existing project in one transaction: either every file is
-    stored or none is. Options as in :func:`import_file`."""
+    """Import several files into an existing project: either every file becomes visible (in one
+    final transaction) or none does. Options as in :func:`import_file`."""
     items = [_from_path(p) for p in paths]
     if not items:
         raise InvalidValueError("no files to import")

@@ -96,21 +96,35 @@ class User(Base):
 
 
 class Project(Base):
+    """A project; ``overlap_share`` of its pool sentences (chosen by a hash of the id) are
+    labeled independently by ``overlap_k`` annotators (real columns: the queue's SQL reads k)."""
+
     __tablename__ = "projects"
+    __table_args__ = (
+        CheckConstraint("overlap_share >= 0 AND overlap_share <= 1", name="overlap_share"),
+        CheckConstraint("overlap_k >= 2", name="overlap_k"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(NAME_MAX), unique=True)
     settings: Mapped[dict] = mapped_column(JSONText())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    overlap_share: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    overlap_k: Mapped[int] = mapped_column(Integer, default=2, server_default="2")
 
 
 class ImportBatch(Base):
-    """One imported file; the content hash makes a second import of the same bytes detectable."""
+    """One imported file; the content hash makes a second import of the same bytes detectable.
+
+    ``state`` is ``importing`` while the file's sentences are written in short transactions (they
+    are invisible then) and ``done`` once one small transaction made them all visible at once.
+    """
 
     __tablename__ = "import_batches"
     __table_args__ = (
         UniqueConstraint("project_id", "content_hash"),
         CheckConstraint("split IN ('pool', 'eval')", name="split"),
+        Index(None, "project_id", "state"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -121,6 +135,8 @@ class ImportBatch(Base):
     split: Mapped[str] = mapped_column(String(8))
     n_sentences: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    state: Mapped[str] = mapped_column(String(16), server_default="done")
+    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class Sentence(Base):
@@ -282,6 +298,7 @@ class Prediction(Base):
     model_version: Mapped[int] = mapped_column(Integer)
     tags: Mapped[list] = mapped_column(JSONText())
     confidences: Mapped[list] = mapped_column(JSONText())
+    keys: Mapped[list | None] = mapped_column(JSONText(), nullable=True)  # Delta per token
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
     strategy: Mapped[str] = mapped_column(String(64))
     served_at: Mapped[datetime] = mapped_column(UTCDateTime())

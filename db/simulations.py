@@ -39,6 +39,7 @@ from db.engine import (
 )
 from db.models import CurvePoint, Sentence, SimulationRun
 from db.repository.base import InvalidValueError
+from db.repository.state import in_project
 
 TEMPLATES = ("chunk", "ner")
 
@@ -86,7 +87,7 @@ def gold_counts(engine: Engine, project_id: int) -> tuple[int, int]:
         counts = dict(
             conn.execute(
                 select(Sentence.split, func.count())
-                .where(Sentence.project_id == project_id, Sentence.gold_tags.is_not(None))
+                .where(in_project(project_id), Sentence.gold_tags.is_not(None))
                 .group_by(Sentence.split)
             ).all()
         )

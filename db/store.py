@@ -23,6 +23,7 @@ from cwal.live import (
 )
 from db import repository as repo
 from db.engine import open_database
+from db.repository.base import BUSY_POLL_MS, retry_busy
 
 
 def _row(e: repo.AnnotationEvent) -> LogRow:
@@ -96,7 +97,12 @@ class SqlStore:
         n: int,
     ) -> list[int]:
         ranked = None if ranked_ids is None else list(ranked_ids)
-        return repo.lease_many(self.engine, project_id, annotator_id, n, ranked, ttl=ttl)
+        return retry_busy(
+            lambda: repo.lease_many(
+                self.engine, project_id, annotator_id, n, ranked, ttl=ttl, busy_ms=BUSY_POLL_MS
+            ),
+            "lease",
+        )
 
     def log_predictions(self, project_id: int, rows: Sequence[PredictionRow]) -> None:
         repo.log_predictions(
@@ -110,10 +116,14 @@ class SqlStore:
                     r.strategy,
                     r.score,
                     r.user_id,
+                    keys=r.keys,
                 )  # fmt: skip
                 for r in rows
             ],
         )
+
+    def calibration_keys(self, project_id: int) -> list[tuple[list[float], list[bool]]]:
+        return repo.calibration_keys(self.engine, project_id)
 
 
 def open_session(

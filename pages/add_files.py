@@ -18,11 +18,19 @@ st.caption(md(project.name))
 
 batches = repo.list_import_batches(state.engine(), project.id)
 if batches:
+    rows = [(b.source_name, b.format, b.split, b.n_sentences, b.created_at,
+             "complete" if b.complete else "unfinished") for b in batches]  # fmt: skip
     table = pd.DataFrame(
-        [(b.source_name, b.format, b.split, b.n_sentences, b.created_at) for b in batches],
-        columns=["file", "format", "split", "sentences", "imported"],
+        rows, columns=["file", "format", "split", "sentences", "imported", "state"]
     )
     st.dataframe(table, hide_index=True)
+for b in repo.incomplete_imports(state.engine(), project.id):
+    st.warning(f"Import #{b.id} of {md(b.source_name)} is unfinished: {b.n_sentences:,} sentences "
+               "staged, none visible yet. If it stopped (no progress for a minute), add the same "
+               "file again to resume it, or delete it.")  # fmt: skip
+    if st.button(f"Delete unfinished import #{b.id}", key=f"discard_{b.id}"):
+        actions.discard_import(lead, project.id, b.id)
+        st.rerun()
 
 with st.form("add_file", clear_on_submit=True):
     upload = st.file_uploader("File (CoNLL columns, JSONL or plain text)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db import repository as repo
-from ui import auth, state
+from ui import auth, prepare, state, team
 from ui.annotate import Annotator
 from ui.editor import token_editor
 from ui.safe import md
@@ -20,13 +20,15 @@ if project is None:
 st.title("Annotate")
 st.caption(md(project.name))
 project_id, editor_key = project.id, f"cw_editor_{project.id}"
+POLLING_KEY = "cw_model_polling"
 
 
 def annotator() -> Annotator:
     """The controller over the project's current live session and settings (both can be
-    replaced while this page stays open: a lead saving settings or adding files)."""
+    replaced while this page stays open: a lead saving settings or adding files); while the
+    model's code is being prepared, over a service that only stores (``ui.prepare``)."""
     fresh = repo.get_project(state.engine(), project_id)
-    return Annotator(state.live(project_id), user, fresh, st.session_state)
+    return Annotator(prepare.service(project_id), user, fresh, st.session_state)
 
 
 first = annotator().current()
@@ -41,10 +43,21 @@ def on_action() -> None:
     annotator().handle((st.session_state.get(editor_key) or {}).get("action"))
 
 
-@st.fragment
+@st.fragment(run_every=None if prepare.ready() else 2.0)
 def workbench() -> None:
-    """The editor and the counters; an action re-runs only this part of the page."""
+    """The editor and the counters; an action re-runs only this part of the page (and, while
+    the model is being prepared, a poll every 2 s, until it is ready: then the whole page)."""
     auth.require_user()  # a fragment re-run skips the page's own check
+    if prepare.ready() and st.session_state.pop(POLLING_KEY, False):
+        st.rerun()  # the whole page: without the poll and the notice
+    if not prepare.ready():
+        st.session_state[POLLING_KEY] = True
+        st.info(
+            "Preparing the model (the first start after an install takes a minute or two). "
+            "Label away: every answer is saved at once; suggestions and pre-filled labels "
+            "start when it is ready.",
+            icon=":material/hourglass_top:",
+        )
     work = annotator()
     token_editor(work.payload(), key=editor_key, on_action=on_action)
     stats = work.counters()
@@ -58,6 +71,8 @@ def workbench() -> None:
     cols[1].metric("Total", total)
     cols[2].metric("Skipped", skipped)
     cols[3].metric("Time per sentence", pace)
+    shown = work.current()
+    team.guidelines_and_flag(user, project_id, shown["sid"] if shown else None)
 
 
 workbench()

@@ -32,12 +32,16 @@ cols[2].metric(
     last.created_at.strftime("%b %d, %H:%M") if last else "–",
     help=f"checkpoint #{last.id}, model v{last.info.get('version', '?')}" if last else None,
 )
-estimate = view.pool_estimate
+estimate, (low, high) = view.pool_estimate, view.pool_interval
+known = view.state.trained and estimate == estimate
 cols[3].metric(
     "Expected pool accuracy",
-    f"{estimate:.1%}" if view.state.trained and estimate == estimate else "–",
-    help="Mean calibrated KD-PC confidence of the model's own predictions on a sample of "
-    f"{view.pool_sentences} unlabeled pool sentences: no gold needed.",
+    f"{estimate:.1%}" if known else "–",
+    delta=f"{low:.1%} – {high:.1%}, rests on {view.calibration_labels:,} labels" if known else None,
+    delta_color="off",
+    help="Mean calibrated confidence (the shading annotators see) of the model's own predictions "
+    f"on a sample of {view.pool_sentences} unlabeled pool sentences, with its 95% interval: no "
+    "gold needed. The calibration is refitted on every label's prequential record.",
 )
 scores = view.eval_scores
 cols[4].metric("F1 on the evaluation split", f"{scores['f1']:.1%}" if scores else "–")

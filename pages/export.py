@@ -1,4 +1,5 @@
-"""Export (leads): each sentence's latest annotation as CoNLL or JSONL, with the store's filters."""
+"""Export (leads): a project's labels, label history, gold tags or model predictions in any
+format (CoNLL, CoNLL-U, JSONL, Prodigy, doccano, Label Studio, brat, spaCy, CSV/TSV)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,18 @@ from datetime import UTC, datetime, time, timedelta
 
 import streamlit as st
 
+from cwal.io.corpus import FORMAT_NAMES, WRITE_FORMATS
 from db import repository as repo
 from ui import actions, auth, state
 from ui.safe import md
+
+EXTENSION = {"conll": ".conll", "jsonl": ".jsonl", "text": ".txt", "prodigy": ".jsonl",
+             "doccano": ".jsonl", "conllu": ".conllu", "labelstudio": ".json",
+             "spacy-json": ".json", "csv": ".csv", "tsv": ".tsv", "brat": ".zip",
+             "spacy": ".spacy"}  # fmt: skip
+MIME = {"csv": "text/csv", "tsv": "text/tab-separated-values", "brat": "application/zip",
+        "spacy": "application/octet-stream", "labelstudio": "application/json",
+        "spacy-json": "application/json"}  # fmt: skip
 
 lead, project = auth.require_project_lead()
 st.title("Export")
@@ -22,15 +32,24 @@ st.write(f"{counts.labeled:,} of {counts.pool:,} pool sentences are labeled.")
 
 names = {m.user_id: m.name for m in actions.list_members(lead, project.id)}
 names |= {a.user_id: a.name for a in repo.annotator_stats(state.engine(), project.id)}
-cols = st.columns(3)
-fmt = cols[0].radio("Format", ["conll", "jsonl"], format_func=str.upper, horizontal=True)
-status = cols[1].radio(
+top = st.columns(2)
+fmt = top[0].selectbox("Format", WRITE_FORMATS, format_func=lambda f: FORMAT_NAMES.get(f, f))
+what = top[1].radio(
+    "What",
+    ["labels", "history", "gold", "predictions"],
+    format_func={"labels": "current labels", "history": "every label version",
+                 "gold": "imported gold tags", "predictions": "model predictions"}.get,
+    horizontal=True,
+    help="Model predictions carry each token's confidence.",
+)  # fmt: skip
+cols = st.columns(2)
+status = cols[0].radio(
     "Latest answer",
     ["submitted", "skipped", "any"],
     format_func={"submitted": "labeled", "skipped": "skipped", "any": "either"}.get,
     horizontal=True,
 )
-chosen = cols[2].multiselect(
+chosen = cols[1].multiselect(
     "Annotators", list(names), format_func=names.__getitem__, placeholder="everyone"
 )
 limit = st.checkbox("Only answers from a date range")
@@ -51,16 +70,16 @@ filters = {
 
 def build() -> bytes:
     """The file, built when the button is pressed (the role is checked again then)."""
-    return actions.export_file(lead, project.id, fmt, **filters)
+    return actions.export_file(lead, project.id, fmt, what=what, **filters)
 
 
 stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M")
 safe_name = "".join(ch if ch.isalnum() else "_" for ch in project.name)[:60]
 st.download_button(
-    f"Download {fmt.upper()}",
+    f"Download {FORMAT_NAMES.get(fmt, fmt)}",
     data=build,
-    file_name=f"{safe_name}-{stamp}.{fmt}",
-    mime="application/jsonl" if fmt == "jsonl" else "text/plain",
+    file_name=f"{safe_name}-{what}-{stamp}{EXTENSION[fmt]}",
+    mime=MIME.get(fmt, "text/plain"),
     type="primary",
     on_click="ignore",
 )

@@ -61,6 +61,29 @@ def test_train_then_evaluate_in_process(tmp_path: Path, capsys) -> None:
     assert data["per_type"]["NP"]["support"] == 2 * data["per_type"]["VP"]["support"]
 
 
+def test_dev_keeps_the_best_epoch_and_stops_after_the_patience(tmp_path: Path, capsys) -> None:
+    """Noisy training tags make dev F1 move; the kept model scores the best F1 printed."""
+    train, dev, model = tmp_path / "train.txt", tmp_path / "dev.txt", tmp_path / "m.npz"
+    write_chunk_corpus(train, 60, 3)
+    rng = np.random.default_rng(0)
+    lines = train.read_text(encoding="utf-8").splitlines()
+    flip = {"B-NP": "B-VP", "B-VP": "B-PP", "B-PP": "I-NP", "I-NP": "B-NP"}
+    noisy = [" ".join([*ln.split()[:2], flip[ln.split()[2]]]) if ln and rng.random() < 0.3
+             else ln for ln in lines]  # fmt: skip
+    train.write_text("\n".join(noisy) + "\n", encoding="utf-8")
+    write_chunk_corpus(dev, 30, 4)
+    argv = ["train", "--train", str(train), "--model", str(model), "--dev", str(dev), "--quiet"]
+    assert main([*argv, "--epochs", "20", "--patience", "2"]) == 0
+    out, _ = capsys.readouterr()
+    f1 = [float(ln.split()[-1]) for ln in out.splitlines() if ln.startswith("epoch")]
+    best = f1.index(max(f1)) + 1
+    assert f"kept epoch {best} (best dev F1; stopped after epoch {len(f1)})" in out
+    assert len(f1) == min(20, best + 2) and f"{best} epochs" in out
+    assert main(["evaluate", "--model", str(model), "--test", str(dev)]) == 0
+    assert f"F1 {max(f1):.4f}" in capsys.readouterr()[0]
+    assert main([*argv, "--patience", "0"]) == 2
+
+
 def test_learner_columns_and_ner_guess(tmp_path: Path, capsys) -> None:
     train, model = tmp_path / "ner.conll", tmp_path / "ner.npz"
     write_ner_corpus(train, 30, 2)

@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 from sklearn.isotonic import IsotonicRegression
 
-from cwal.confidence.calibration import CalibrationMap, isotonic
-from cwal.live.consolidation import PrequentialRecord
-from cwal.live.kd import S_GRID
+from cwal.confidence.calibration import PRIOR, CalibrationMap, MarginMap, isotonic
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -72,18 +70,33 @@ def test_fit_refuses_bad_input():
         CalibrationMap.fit(np.array([0.5, np.nan]), np.array([1, 0]))
 
 
-def test_the_live_record_maps_each_method_at_its_scale():
-    record = PrequentialRecord()
-    assert record.calibration(S_GRID[2], S_GRID[3]) == {}
-    n = len(S_GRID)
-    correct = np.array([True, False, True, True])
-    grid_pc = np.tile(np.linspace(0.1, 1.0, n)[:, None], (1, 4))
-    grid_pc[4] = [1.0, 0.2, 0.6, 0.6]  # the scale chosen for KD-PC below
-    grid_fixed = np.full((n, 4), 0.5)
-    record.add(grid_pc, grid_fixed, correct)
-    maps = record.calibration(S_GRID[4], S_GRID[1])
-    pc = CalibrationMap.from_dict(maps["calibration_pc"])
-    assert pc.x == (0.2, 0.6, 1.0) and np.allclose(pc.y, [0.0, 1.0, 1.0])
-    fixed = CalibrationMap.from_dict(maps["calibration_fixed"])
-    assert fixed.x == (0.5,) and np.allclose(fixed.y, [0.75])
-    assert "calibration_pc" not in record.calibration(0.123, S_GRID[1])  # off the grid
+def test_margin_map_recovers_the_logistic_it_was_drawn_from():
+    """Tokens drawn with P(right | Delta) = sigmoid(-1 + 1.5 log1p(Delta)): the MAP fit on
+    40,000 of them lands on (-1, 1.5) (the weak prior is swamped)."""
+    rng = np.random.default_rng(0)
+    record = []
+    for _ in range(19):
+        delta = rng.exponential(3.0, 2000)
+        p = 1 / (1 + np.exp(-(-1.0 + 1.5 * np.log1p(delta))))
+        record.append((delta, rng.random(2000) < p))
+    fitted = MarginMap.fit(record)
+    assert fitted.a == pytest.approx(-1.0, abs=0.08) and fitted.b == pytest.approx(1.5, abs=0.08)
+    assert fitted.labels == 19 and fitted.tokens == 38_000
+    lo, hi = fitted.interval(record[0][0])
+    truth = float(np.mean(1 / (1 + np.exp(-(-1.0 + 1.5 * np.log1p(record[0][0]))))))
+    assert lo < truth < hi and hi - lo < 0.02
+
+
+def test_margin_map_is_the_prior_without_labels_and_monotone():
+    prior = MarginMap.fit([])
+    assert (prior.a, prior.b, prior.labels) == (*PRIOR, 0)
+    assert prior(np.array([0.0]))[0] == pytest.approx(1 / (1 + np.exp(-PRIOR[0])))
+    assert prior(np.array([np.inf]))[0] == pytest.approx(1.0)
+    lo, hi = prior.interval(np.array([1.0, 2.0]))
+    assert lo < float(np.mean(prior(np.array([1.0, 2.0])))) < hi
+    # wrong at small margins, right at large ones: increasing, and refitted on all sentences
+    record = [(np.array([0.05, 0.1, 3.0, 8.0]), np.array([False, True, True, True]))] * 30
+    fitted = MarginMap.fit(record)
+    assert fitted.labels == 30 and fitted.tokens == 120
+    curve = fitted(np.array([0.0, 0.1, 1.0, 10.0]))
+    assert np.all(np.diff(curve) > 0) and curve[0] < 0.6 and curve[-1] > 0.95

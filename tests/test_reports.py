@@ -13,6 +13,7 @@ import pytest
 
 from cwal import reports
 from cwal.confidence import estimate
+from cwal.confidence.calibration import MarginMap
 from cwal.decode import emissions
 from cwal.io import Sentence
 from cwal.learners import make
@@ -111,12 +112,12 @@ def test_prediction_tokens_and_prequential_curve() -> None:
     assert len(tokens) == 6
     assert tokens["correct"].tolist() == [True, False, True, True, True, True]
     assert tokens["method"].unique().tolist() == ["kd-pc"]
-    curve = reports.prequential_curve(tokens, window=2)
-    assert curve["annotation_id"].tolist() == [12, 14]
-    assert curve["predictions"].tolist() == [2, 1]
-    assert curve["tokens"].tolist() == [3, 3]
-    assert curve["accuracy"].tolist() == pytest.approx([2 / 3, 1.0])
-    assert curve["expected"].tolist() == pytest.approx([0.7, 0.9])
+    curve = reports.prequential_curve(tokens, window=2)  # a point from the first prediction on
+    assert curve["annotation_id"].tolist() == [11, 12, 14]
+    assert curve["predictions"].tolist() == [1, 2, 2]
+    assert curve["tokens"].tolist() == [2, 3, 4]
+    assert curve["accuracy"].tolist() == pytest.approx([1 / 2, 2 / 3, 1.0])
+    assert curve["expected"].tolist() == pytest.approx([0.65, 0.7, 0.875])
 
 
 def test_prediction_tokens_drop_relabeled_lengths_and_number_positions() -> None:
@@ -315,7 +316,8 @@ def test_token_frame_reads_kd_distribution(trained) -> None:
     assert frame["position"].tolist() == [0, 1, 2, 0]
     flat = [t for tags in trained.model.predict([Sentence(s.tokens) for s in sents]) for t in tags]
     assert frame["predicted"].tolist() == flat
-    assert frame["confidence"].tolist() == pytest.approx(conf.confidence.tolist())
+    assert frame["delta"].tolist() == pytest.approx(conf.margin.tolist())
+    assert frame["confidence"].tolist() == pytest.approx(trained.calibration(conf.margin).tolist())
     gid = reports.given_ids(trained.model, [given[5], given[6]])
     expected = conf.distribution[np.arange(4), gid]
     assert frame["p_given"].tolist() == pytest.approx(expected.tolist())
@@ -332,9 +334,11 @@ def test_evaluate_and_pool_estimate(trained) -> None:
     got = reports.evaluate(trained, enc, [s.tags for s in gold])
     report = chunk_f1([s.tags for s in gold], trained.model.predict(gold))
     assert got == {"f1": report.f1, "accuracy": report.token_accuracy}
-    est = reports.pool_estimate(trained.model, gold, s=0.5, k=40, seed=2)
-    conf = estimate(trained.model, enc, "kd-pc", k=40, s=0.5, seed=2)
-    assert est["pool_estimate"] == pytest.approx(float(conf.confidence.mean()))
+    cal = MarginMap(a=-0.5, b=1.0)
+    est = reports.pool_estimate(trained.model, gold, cal)
+    delta = estimate(trained.model, enc, "delta").margin
+    by_hand = [1 / (1 + math.exp(0.5 - math.log1p(d))) if np.isfinite(d) else 1.0 for d in delta]
+    assert est["pool_estimate"] == pytest.approx(float(np.mean(by_hand)))
     assert (est["pool_tokens"], est["pool_sentences"]) == (7, 2)
 
 

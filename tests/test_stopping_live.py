@@ -3,25 +3,9 @@ scikit-learn on the checkpoint models' own predictions."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from sklearn.metrics import cohen_kappa_score
-
-
-@pytest.fixture
-def demo_store(tmp_path: Path):
-    from db import open_database
-    from db import repository as repo
-    from db.repository import analysis
-    from ui.actions import install_demo
-
-    engine = open_database(f"sqlite:///{tmp_path / 's.sqlite3'}")
-    project = install_demo(engine)
-    user = repo.add_user(engine, "lena", "a long password", role="lead")
-    yield engine, project, user
-    analysis.clear_cache()
-    engine.dispose()
+from test_reports_views import demo_store  # noqa: F401 - the demo project fixture
 
 
 def _model(engine, project, sentences, epochs):
@@ -35,7 +19,7 @@ def _model(engine, project, sentences, epochs):
     return learner.fit(sentences, epochs=epochs, seed=0)
 
 
-def test_the_signal_compares_consecutive_checkpoints(demo_store) -> None:
+def test_the_signal_compares_consecutive_checkpoints(demo_store) -> None:  # noqa: F811
     from cwal.io import Sentence
     from db import repository as repo
     from db.repository import analysis

@@ -9,11 +9,12 @@ from typing import Any
 import streamlit as st
 
 from cwal.errors import CorpusError
-from cwal.io import read_corpus_bytes, schemes
+from cwal.io import read_corpus, schemes
+from cwal.io.bundle import expand_bytes
 from cwal.io.corpus import FORMAT_NAMES, UNLABELED, resolve_format
 from cwal.io.corpus import FORMATS as READ_FORMATS
-from cwal.io.source import Source
 from cwal.learners import LEARNERS
+from db import imports
 from db import repository as repo
 from ui import actions
 from ui.safe import md
@@ -79,18 +80,20 @@ def check_upload(
 ) -> tuple[int, list[str]]:
     """Read an upload once before anything is stored: its sentence count and the entity types
     its tags use. Raises ``CorpusError`` (with the line) for a bad file."""
-    fmt = resolve_format(Source(data, name), fmt)
-    kw: dict[str, Any] = {}
-    if fmt not in UNLABELED:
-        kw = {"scheme": scheme, "strict": True, "tagset": tagset}
-    roles = list(columns) if columns and fmt == "conll" else None
+    imports.check_upload_size(len(data), name)
     n, seen = 0, {}
-    for sentence in read_corpus_bytes(data, name, fmt, roles, **kw):
-        n += 1
-        for tag in sentence.tags or ():
-            parts = schemes.split_tag(tag)
-            if parts and parts[1]:
-                seen.setdefault(parts[1], None)
+    for source in expand_bytes(data, name):
+        part = resolve_format(source, fmt)
+        kw: dict[str, Any] = {}
+        if part not in UNLABELED:
+            kw = {"scheme": scheme, "strict": True, "tagset": tagset}
+        roles = list(columns) if columns and part == "conll" else None
+        for sentence in read_corpus(source, part, roles, **kw):
+            n += 1
+            for tag in sentence.tags or ():
+                parts = schemes.split_tag(tag)
+                if parts and parts[1]:
+                    seen.setdefault(parts[1], None)
     return n, list(seen)
 
 

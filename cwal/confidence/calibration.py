@@ -77,3 +77,86 @@ class CalibrationMap:
         if np.any(np.diff(xs) <= 0) or np.any(np.diff(ys) < 0) or not np.all(np.isfinite(ys)):
             return None
         return cls(tuple(map(float, xs)), tuple(map(float, ys)), int(data.get("tokens", 0)))
+
+
+PRIOR = (0.0, 2.0)
+"""Prior mean of ``(a, b)`` in ``p = sigmoid(a + b log1p(Delta))``: a tie (Delta = 0) is a coin
+toss, a margin of 1 is right 80% of the time, 10 almost always."""
+PRIOR_SD = 10.0
+"""A weak prior: it only keeps the first labels' fit finite. Measured on the demo corpus (AROW,
+labels in random order, ECE of 15 equal-mass bins on 600 unlabeled sentences): sd 1.5 gave
+.16-.17 after 10 labels and .09-.10 after 20; sd 10 gave .03-.08 and .03; fitting the newer half
+of the record only (instead of all of it) was worse from 50 labels on (.05-.06 against .01-.02)."""
+
+
+def _features(delta: np.ndarray) -> np.ndarray:
+    d = np.nan_to_num(np.asarray(delta, dtype=np.float64), nan=0.0, posinf=1e6)
+    return np.log1p(np.clip(d, 0.0, 1e6))
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+@dataclass(frozen=True)
+class MarginMap:
+    """The calibrated confidence of a token from its Delta margin: ``sigmoid(a + b log1p(Delta))``
+    with ``(a, b)`` the posterior mode (MAP) under a weak Gaussian prior, fitted on the whole
+    prequential record (each sentence scored by the model just before it learned the label). With no labels
+    it is the prior; ``cov`` is the Laplace posterior covariance (for intervals); ``labels`` and
+    ``tokens`` say what it rests on. Deterministic (no draws), monotone in Delta (b > 0)."""
+
+    a: float = PRIOR[0]
+    b: float = PRIOR[1]
+    cov: tuple[float, float, float] = (PRIOR_SD**2, 0.0, PRIOR_SD**2)  # var a, cov ab, var b
+    labels: int = 0
+    tokens: int = 0
+
+    @classmethod
+    def fit(
+        cls, record: Sequence[tuple[Sequence[float], Sequence[bool]]], *, iterations: int = 25
+    ) -> MarginMap:
+        """MAP fit on ``record``: per labeled sentence, oldest first, its tokens' Delta and
+        whether the prediction was right."""
+        items = [(np.asarray(k, float), np.asarray(c, float)) for k, c in record if len(k)]
+        labels = len(items)
+        if not items:
+            return cls(labels=labels)
+        x = _features(np.concatenate([k for k, _ in items]))
+        y = np.concatenate([c for _, c in items])
+        X = np.column_stack([np.ones_like(x), x])
+        mean = np.array(PRIOR)
+        precision = np.eye(2) / PRIOR_SD**2
+        w = mean.copy()
+        for _ in range(iterations):
+            p = _sigmoid(X @ w)
+            grad = X.T @ (y - p) - precision @ (w - mean)
+            H = (X * (p * (1 - p))[:, None]).T @ X + precision
+            step = np.linalg.solve(H, grad)
+            w = w + step
+            if np.max(np.abs(step)) < 1e-9:
+                break
+        p = _sigmoid(X @ w)
+        cov = np.linalg.inv((X * (p * (1 - p))[:, None]).T @ X + precision)
+        b = max(float(w[1]), 1e-3)  # monotone: a larger margin is never less likely right
+        return cls(float(w[0]), b, (cov[0, 0], cov[0, 1], cov[1, 1]), labels, int(y.size))
+
+    def __call__(self, delta: np.ndarray) -> np.ndarray:
+        return _sigmoid(self.a + self.b * _features(delta))
+
+    def interval(
+        self, delta: np.ndarray, level: float = 0.95, draws: int = 400
+    ) -> tuple[float, float]:
+        """A ``level`` interval of the mean calibrated confidence of these tokens (the expected
+        accuracy) over the posterior of ``(a, b)`` (Laplace approximation, fixed draws)."""
+        x = _features(delta)
+        if x.size == 0:
+            return float("nan"), float("nan")
+        x, counts = np.unique(np.round(x, 3), return_counts=True)  # a few hundred values
+        va, cab, vb = self.cov
+        L = np.linalg.cholesky(np.array([[va, cab], [cab, vb]]) + 1e-12 * np.eye(2))
+        z = np.random.default_rng(0).standard_normal((draws, 2)) @ L.T
+        ab = np.array([self.a, self.b]) + z
+        means = _sigmoid(ab[:, :1] + ab[:, 1:] * x[None, :]) @ counts / counts.sum()
+        tail = (1.0 - level) / 2 * 100
+        return float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))

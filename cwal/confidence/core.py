@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtr
 
 from cwal.confidence.delta import margins, z_margin
 from cwal.confidence.kbest import kbest_distribution
@@ -31,8 +32,11 @@ NEEDS_COVARIANCE = ("kd-pc",)
 # How tokens are ranked (least confident first). "draw-margin": the mean over the K draws of the
 # signed max-marginal margin of the predicted label (continuous, so no ties); "votes+X": the
 # share of agreeing draws, ties broken by X (Delta, Delta over its noise deviation, 10x more
-# draws); "votes": ties left to chance.
-RANKS = ("draw-margin", "votes+delta", "votes+z-delta", "votes+draws", "votes")
+# draws); "votes": ties left to chance; "z-delta": Delta over its noise deviation alone, the
+# analytic form of the expected vote share (which is increasing in it for a given s): no draw
+# noise in the order, so two seeds rank alike (the ranking the strategies and the live queue use);
+# no draws are made, ``confidence`` is that analytic share Phi(z / sqrt(s)).
+RANKS = ("draw-margin", "votes+delta", "votes+z-delta", "votes+draws", "votes", "z-delta")
 DEFAULT_RANK = "draw-margin"  # best AP in bench/confidence.py; k-best methods use votes+delta
 DEFAULT_K = {"kd-pc": 50, "kd-fixed": 50, "kbv": 30, "wkbv": 30, "delta": 0, "nbest-softmax": 30}
 DEFAULT_K["maxent"] = 0  # the probability method draws nothing
@@ -79,6 +83,8 @@ class Confidence:
     def rank_key(self) -> np.ndarray:
         """A float per token, lower = less confident, per ``rank`` (dense ranks in [0, 1];
         tokens equal in both keys share a key)."""
+        if self.rank == "z-delta":
+            return rank_key(self.tiebreak)
         primary = self.draw_margin if self.rank == "draw-margin" else self.confidence
         return rank_key(primary, self.tiebreak)
 
@@ -170,7 +176,7 @@ def estimate(
     rank = rank or (DEFAULT_RANK if method in SAMPLING else "votes+delta")
     if rank not in RANKS:
         raise ValueError(f"unknown rank {rank!r}; choose one of {RANKS}")
-    if rank in ("draw-margin", "votes+draws") and method not in SAMPLING:
+    if rank in ("draw-margin", "votes+draws", "z-delta") and method not in SAMPLING:
         raise ValueError(f"rank {rank!r} needs a sampling method (kd-pc, kd-fixed)")
     if not getattr(model, "labels_", None):
         raise ValueError("the model has no labels yet: train it on at least one sentence")
@@ -202,6 +208,13 @@ def estimate(
         conf = np.where(np.isfinite(delta), delta, np.finfo(np.float64).max)
         return Confidence(method, labels, conf, enc.sent_offsets, margin=delta, rank="delta",
                           absolute=False, params=params)  # fmt: skip
+    if rank == "z-delta":  # analytic: no draws, the expected vote share from Delta / its sd
+        z = z_margin(delta, MM, labels, enc, SW)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = ndtr(z / np.sqrt(s)) if s > 0 else (z > 0).astype(np.float64)
+        share = np.where(np.isnan(share), 0.5, share)
+        return Confidence(method, labels, share, enc.sent_offsets, margin=delta, tiebreak=z,
+                          rank=rank, params=params)  # fmt: skip
     draw_margin = None
     if method in SAMPLING:
         sampler = Sampler(W, A, SW, SA, k=k, s=s, seed=seed, correlated=correlated, dtype=dtype,
@@ -224,7 +237,7 @@ def estimate(
     tb: np.ndarray | None = None
     if rank in ("draw-margin", "votes+delta"):
         tb = delta
-    elif rank == "votes+z-delta":
+    elif rank in ("votes+z-delta", "z-delta"):
         tb = z_margin(delta, MM, labels, enc, SW)
     elif rank == "votes+draws":
         more = Sampler(W, A, SW, SA, k=k * DRAWS_FACTOR, s=s, seed=seed + 1,

@@ -122,6 +122,10 @@ class _Batch:
             self._at[dep] = codes[self.word_at(offset)]
         return self._at[dep], strings
 
+    def release(self) -> None:
+        """Drop the cached per-token arrays (memory: one int64 array per offset and field)."""
+        self._at.clear()
+
     def has_bar(self, dep: Dep) -> bool:
         """Whether some value of ``dep`` contains ``|`` (then joined values can collide)."""
         strings = self.values(dep)[1]
@@ -149,7 +153,7 @@ def _slot(
             radix = int(key.max()) + 1
         key = key * len(strings) + ids
         radix *= len(strings)
-    codes = pd.factorize(key)[0].astype(np.int64)
+    codes = pd.factorize(key)[0].astype(np.int32)
     first = _first_seen(codes)
     kept = None
     if min_count > 1 and (len(deps) == 1 or not any(batch.has_bar(d) for d in deps)):
@@ -210,20 +214,21 @@ def encode_batch(
         where.append(np.repeat(start[v_first] + n_a, bag_len) + item)
         strings += [s for bag in bags for s in bag]
     order = np.argsort(np.concatenate(where) if where else np.zeros(0, np.int64), kind="stable")
-    gid = np.empty(len(strings), dtype=np.int64)
+    gid = np.empty(len(strings), dtype=np.int32)
     if grow:
         add = ids.setdefault
         gid[order] = [add(strings[i], len(ids)) for i in order.tolist()]
     else:
         get = ids.get
         gid[order] = [get(strings[i], -1) for i in order.tolist()]
-    feat = np.empty(int(tok_offsets[-1]), dtype=np.int64)
+    batch.release()  # the per-offset id arrays are no longer needed
+    feat = np.empty(int(tok_offsets[-1]), dtype=np.int32)
     at = 0
     for j, (codes, first, strs, kept) in enumerate(slots):
         local = gid[at : at + len(strs)]
         at += len(strs)
         if kept is not None:
-            local = np.full(len(first), -1, dtype=np.int64)
+            local = np.full(len(first), -1, dtype=np.int32)
             local[kept] = gid[at - len(strs) : at]
         feat[start + (j if j < n_a else n_a + tok_bag + (j - n_a))] = local[codes]
     if bags:
@@ -233,6 +238,8 @@ def encode_batch(
         feat[np.repeat(start + n_a, tok_bag) + within] = flat[per_tok + within]
     if not grow or min_count > 1:
         keep = feat >= 0
-        kept = np.concatenate([[0], np.cumsum(keep)]).astype(np.int64)
-        feat, tok_offsets = feat[keep], kept[tok_offsets]
-    return feat.astype(np.int32), tok_offsets, batch.sent_offsets
+        per_token = np.add.reduceat(keep, start, dtype=np.int64) if n else start
+        tok_offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(per_token, out=tok_offsets[1:])
+        feat = feat[keep]
+    return feat, tok_offsets, batch.sent_offsets

@@ -7,6 +7,7 @@ and ``MAX_TOTAL`` the archive, so a zip bomb is refused before it is inflated.
 
 from __future__ import annotations
 
+import io
 import os
 import zipfile
 from pathlib import Path
@@ -28,7 +29,7 @@ def expand(path: PathLike) -> list[Source]:
     path = Path(path)
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.is_file())
-        found = [Source(p) for p in files if not _hidden(str(p.relative_to(path)))]
+        found = brat_pairs([Source(p) for p in files if not _hidden(str(p.relative_to(path)))])
         if not found:
             raise CorpusError(str(path), None, "the folder holds no files")
         return found
@@ -39,18 +40,31 @@ def expand(path: PathLike) -> list[Source]:
     return [Source(path)]
 
 
-def _members(path: Path) -> list[Source]:
+def expand_bytes(data: bytes, name: str) -> list[Source]:
+    """``expand`` for an upload: the members of a ``.zip``, else the bytes themselves."""
+    if name.lower().endswith(".zip") and zipfile.is_zipfile(io.BytesIO(data)):
+        return _members(io.BytesIO(data), name)
+    return [Source(data, name)]
+
+
+def _members(path: Path | io.BytesIO, name: str | None = None) -> list[Source]:
+    path_name = name or str(path)
     with zipfile.ZipFile(path) as archive:
         infos = [i for i in archive.infolist() if not i.is_dir() and not _hidden(i.filename)]
         total = sum(i.file_size for i in infos)
         big = next((i for i in infos if i.file_size > MAX_MEMBER), None)
         if big is not None or total > MAX_TOTAL:
             what = big.filename if big is not None else "its members together"
-            raise CorpusError(str(path), None, f"{what}: too large once unpacked")
+            raise CorpusError(path_name, None, f"{what}: too large once unpacked")
         if not infos:
-            raise CorpusError(str(path), None, "the archive holds no files")
+            raise CorpusError(path_name, None, "the archive holds no files")
         infos.sort(key=lambda i: i.filename)
-        return [Source(archive.read(i), f"{path}/{i.filename}") for i in infos]
+        sources = [Source(archive.read(i), f"{path_name}/{i.filename}") for i in infos]
+    by_name = {s.name: s for s in sources}
+    for src in sources:
+        if src.name.endswith(".txt"):
+            src.companion = by_name.get(src.name[: -len(".txt")] + ".ann")
+    return brat_pairs(sources)
 
 
 def brat_pairs(sources: list[Source]) -> list[Source]:

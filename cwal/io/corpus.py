@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, BinaryIO, TextIO
 
+from cwal.io.brat import read_brat, write_brat
 from cwal.io.conll import DOCSTART, read_conll, write_conll
+from cwal.io.conllu_file import read_conllu, write_conllu
 from cwal.io.jsonl import read_jsonl, write_jsonl
+from cwal.io.labelstudio import read_labelstudio, write_labelstudio
 from cwal.io.raw import looks_raw, read_raw
 from cwal.io.sentence import Sentence
 from cwal.io.source import MAX_LINE, PathLike, Source, as_source, raw_lines, split_fields
+from cwal.io.spacy_file import read_docbin, read_spacy_json, write_docbin, write_spacy_json
 from cwal.io.spanjsonl import read_doccano, read_prodigy, write_doccano, write_prodigy
 from cwal.io.table import write_table
 from cwal.io.text import read_text, write_text
 
-FORMATS = ("conll", "jsonl", "text", "raw", "prodigy", "doccano")
+FORMATS = ("conll", "jsonl", "text", "raw", "prodigy", "doccano", "conllu", "labelstudio", "brat",
+           "spacy", "spacy-json")  # fmt: skip
 FORMAT_NAMES = {
     "conll": "CoNLL columns",
     "jsonl": "JSONL token lists",
@@ -24,14 +30,23 @@ FORMAT_NAMES = {
     "raw": "raw text (cwal splits it)",
     "prodigy": "Prodigy JSONL",
     "doccano": "doccano JSONL",
+    "conllu": "CoNLL-U, NER in MISC",
+    "labelstudio": "Label Studio JSON",
+    "brat": "brat standoff .txt + .ann",
+    "spacy": "spaCy DocBin .spacy (needs spaCy)",
+    "spacy-json": "spaCy JSON training format",
     "csv": "CSV, a token a row",
     "tsv": "TSV, a token a row",
 }
 UNLABELED = ("text", "raw")  # formats without tags: their readers take no tag rules
-JSON_FAMILY = ("jsonl", "prodigy", "doccano")
-_FORMAT_ALIASES = {"ndjson": "jsonl", "txt": "text", "plain": "text", "tokens": "text"}
+JSON_FAMILY = ("jsonl", "prodigy", "doccano", "labelstudio", "spacy-json")
+_FORMAT_ALIASES = {"ndjson": "jsonl", "txt": "text", "plain": "text", "tokens": "text",
+                   "label-studio": "labelstudio", "ls": "labelstudio"}  # fmt: skip
 EXTENSIONS = {
     **dict.fromkeys((".jsonl", ".json", ".ndjson"), "json"),  # which JSON format: sniffed
+    ".conllu": "conllu",
+    ".ann": "brat",
+    ".spacy": "spacy",
     **dict.fromkeys(
         (".conll", ".conllx", ".iob", ".iob1", ".iob2", ".bio", ".bioes", ".iobes", ".tsv",
          ".col", ".train", ".test", ".testa", ".testb", ".dev", ".valid"),
@@ -39,6 +54,8 @@ EXTENSIONS = {
     ),
 }  # fmt: skip
 SNIFF_LINES = 200
+_CONLLU_COMMENT = re.compile(r"# (sent_id|text|newdoc|newpar|global\.columns) ?=?")
+_CONLLU_WORD = re.compile(r"^\d+(-\d+|\.\d+)?\t[^\t]+(\t[^\t]*){8}$")
 MAX_COLUMNS = 10
 
 
@@ -60,9 +77,10 @@ def json_format(obj: object) -> str:
 def detect_format(source: PathLike | Source) -> str:
     """Guess the format of a file from its first lines.
 
-    The rule: a first non-blank line starting with ``{`` is JSON Lines, the format by its keys
-    (``json_format``); else ``conll`` when a
-    line starts with ``-DOCSTART-``, or when the first 200 non-blank lines (at least two) all have
+    The rule: a first non-blank line starting with ``[`` (or a lone ``{``) is Label Studio JSON;
+    one starting with ``{`` is JSON Lines, the format by its keys (``json_format``); a CoNLL-U
+    comment (``# sent_id =``, ``# text =``) or a 10-field tab-separated word line is ``conllu``;
+    else ``conll`` when a line starts with ``-DOCSTART-``, or when the first 200 non-blank lines (at least two) all have
     the same number k <= 10 of space/tab-separated fields and either k == 1 (one token per line)
     or a blank line separates two of them (blank-line separated sentences); else ``raw`` when
     the lines read as running text (``cwal.io.raw.looks_raw``), else ``text``.
@@ -80,11 +98,17 @@ def detect_format(source: PathLike | Source) -> str:
             if not fields:
                 pending_blank = n_rows > 0
                 continue
+            if n_rows == 0 and text.lstrip().startswith("["):
+                return _json_array(src)
+            if n_rows == 0 and text.startswith("# ") and _CONLLU_COMMENT.match(text):
+                return "conllu"
+            if n_rows == 0 and _CONLLU_WORD.match(text):
+                return "conllu"
             if n_rows == 0 and text.lstrip().startswith("{"):
                 try:
                     return json_format(json.loads(text))
-                except ValueError:
-                    return "jsonl"  # its reader names the bad line
+                except ValueError:  # a pretty-printed object: one Label Studio task
+                    return "labelstudio" if text.strip() == "{" else "jsonl"
             if fields[0] == DOCSTART:
                 return "conll"
             n_rows += 1
@@ -101,6 +125,20 @@ def detect_format(source: PathLike | Source) -> str:
     return "raw" if looks_raw(lines) else "text"
 
 
+def _json_array(src: Source) -> str:
+    """``spacy-json`` when the array's first document has ``paragraphs``, else ``labelstudio``."""
+    with src.open() as handle:
+        head = handle.read(1 << 16).decode("utf-8", errors="replace")
+    return "spacy-json" if '"paragraphs"' in head else "labelstudio"
+
+
+def _has_companion(src: Source) -> bool:
+    """True for a ``.txt`` that comes with a brat ``.ann`` (beside it, or in the same zip)."""
+    if src.companion is not None:
+        return True
+    return src.path is not None and os.path.exists(os.path.splitext(src.path)[0] + ".ann")
+
+
 def format_of(name: str) -> str | None:
     """The format a file name's extension implies (``json`` for the JSON family, sniffed among
     them; ``.txt`` and unknown ones: None, sniffed)."""
@@ -112,6 +150,8 @@ def resolve_format(src: Source, fmt: str | None) -> str:
     else sniffed (``detect_format``)."""
     if fmt:
         return normalize(fmt)
+    if src.name.lower().endswith(".txt") and _has_companion(src):
+        return "brat"
     found = format_of(src.name)
     if found == "json":
         detected = detect_format(src)
@@ -133,6 +173,11 @@ _READERS: dict[str, Callable[..., Iterator[Sentence]]] = {
     "raw": read_raw,
     "prodigy": read_prodigy,
     "doccano": read_doccano,
+    "conllu": read_conllu,
+    "labelstudio": read_labelstudio,
+    "brat": read_brat,
+    "spacy": read_docbin,
+    "spacy-json": read_spacy_json,
 }
 
 
@@ -174,7 +219,9 @@ def read_corpus_bytes(
     return _dispatch(Source(data, name), format, columns, kw)
 
 
-WRITE_FORMATS = ("conll", "jsonl", "text", "prodigy", "doccano", "csv", "tsv")
+WRITE_FORMATS = ("conll", "jsonl", "text", "prodigy", "doccano", "conllu", "labelstudio",
+                 "spacy-json", "csv", "tsv", "brat", "spacy")  # fmt: skip
+PATH_ONLY = ("brat", "spacy")  # written to a path: a folder or .zip of pairs, a binary file
 
 
 def write_corpus(
@@ -201,6 +248,18 @@ def write_corpus(
         return write_prodigy(sentences, dest, scheme)
     if fmt == "doccano":
         return write_doccano(sentences, dest, scheme)
+    if fmt == "conllu":
+        return write_conllu(sentences, dest)
+    if fmt == "labelstudio":
+        return write_labelstudio(sentences, dest, scheme)
+    if fmt == "spacy-json":
+        return write_spacy_json(sentences, dest, scheme)
+    if fmt in PATH_ONLY and hasattr(dest, "write"):
+        raise ValueError(f"{fmt} is written to a path (a folder or file), not a text stream")
+    if fmt == "brat":
+        return write_brat(sentences, dest, scheme)
+    if fmt == "spacy":
+        return write_docbin(sentences, dest, scheme)
     if fmt == "jsonl":
         return write_jsonl(sentences, dest)
     if fmt == "text":

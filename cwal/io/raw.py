@@ -104,17 +104,26 @@ def looks_raw(lines: list[str]) -> bool:
 def tokenize(text: str, cuts: Iterable[int] = ()) -> list[tuple[str, int, int]]:
     """``(token, start, end)`` of ``text`` as one unit (syntok's tokens over all its sentences),
     each token also cut at the offsets in ``cuts`` (span boundaries a labeled text must keep)."""
+    return [piece for sentence in split(text, cuts) for piece in sentence]
+
+
+def split(text: str, cuts: Iterable[int] = ()) -> list[list[tuple[str, int, int]]]:
+    """The sentences of ``text`` as lists of ``(token, start, end)`` (syntok), each token also
+    cut at the offsets in ``cuts``."""
     from syntok import segmenter
 
     cut = sorted(set(cuts))
-    out: list[tuple[str, int, int]] = []
+    out: list[list[tuple[str, int, int]]] = []
     for paragraph in segmenter.analyze(text):
         for sentence in paragraph:
+            pieces = []
             for token in sentence:
                 start, end = token.offset, token.offset + len(token.value)
                 inner = cut[bisect.bisect_right(cut, start) : bisect.bisect_left(cut, end)]
                 for a, b in zip([start, *inner], [*inner, end], strict=True):
                     piece = text[a:b]
                     if piece.strip():
-                        out.append((piece, a, b))
+                        pieces.append((piece, a, b))
+            if pieces:
+                out.append(pieces)
     return out

@@ -39,6 +39,8 @@ class Source:
     position; a non-seekable one is read into memory once).
     """
 
+    companion: Source | None = None  # a second file read with this one (brat's .ann)
+
     def __init__(self, data: PathLike | bytes | bytearray | BinaryIO, name: str | None = None):
         if isinstance(data, str | os.PathLike):
             self.name = name or os.fspath(data)

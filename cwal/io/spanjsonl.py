@@ -73,7 +73,7 @@ def read_doccano(
         text = _text(source, lineno, obj)
         spans = _doccano_spans(source, lineno, obj)
         meta = {k: v for k, v in obj.items() if k not in _DOCCANO_KEYS}
-        yield _labeled(source, lineno, text, None, spans, meta, scheme or "IOB2", rules)
+        yield labeled_sentence(source, lineno, text, None, spans, meta, scheme or "IOB2", rules)
 
 
 def _text(source: Source, lineno: int, obj: dict) -> str:
@@ -104,7 +104,7 @@ def _doccano_spans(source: Source, lineno: int, obj: dict) -> list[tuple[int, in
     return out
 
 
-def _labeled(
+def labeled_sentence(
     source: Source,
     lineno: int,
     text: str,
@@ -157,7 +157,7 @@ def _prodigy(source: Source, lineno: int, obj: dict, scheme: str, rules: TagRule
             if not ok or not all(isinstance(span.get(key), int) for key in ("start", "end")):
                 raise source.error(lineno, f"span {k} needs integer start, end and a label")
             spans.append((span["start"], span["end"], span["label"]))
-    return _labeled(source, lineno, text, pieces, spans, meta, scheme, rules, columns)
+    return labeled_sentence(source, lineno, text, pieces, spans, meta, scheme, rules, columns)
 
 
 def _prodigy_tokens(

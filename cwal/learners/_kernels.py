@@ -16,8 +16,7 @@ import numba
 import numpy as np
 
 from cwal.decode._kbest import kbest_kernel
-from cwal.decode._marginals import max_marginals_batch_kernel
-from cwal.decode._viterbi import emissions_kernel, viterbi_batch_kernel
+from cwal.decode._viterbi import emissions_kernel
 
 PERCEPTRON, PA, CW_VAR, CW_STDEV, AROW = 0, 1, 2, 3, 4
 PROJ_L2, PROJ_KL = 0, 1
@@ -202,34 +201,103 @@ def _n_labelings(L, n, cap):
 
 
 @numba.njit(cache=True, nogil=True)
-def best_wrong(E, A, y):
-    """The highest-scoring labeling other than ``y``, whether one exists (n >= 1 and L >= 2),
-    and the Hamming error of Viterbi's labeling.
+def _forward(E, A, alpha, back):
+    """Viterbi's forward pass into ``alpha (n, L)`` (best prefix score ending in each label,
+    emission included) and ``back`` (its predecessor; ties to the lowest label); returns the
+    best final label."""
+    n, L = E.shape
+    for j in range(L):
+        alpha[0, j] = A[L, j] + E[0, j]
+    for t in range(1, n):
+        for j in range(L):
+            best = alpha[t - 1, 0] + A[0, j]
+            arg = 0
+            for i in range(1, L):
+                s = alpha[t - 1, i] + A[i, j]
+                if s > best:
+                    best = s
+                    arg = i
+            alpha[t, j] = best + E[t, j]
+            back[t, j] = arg
+    best = alpha[n - 1, 0] + A[L + 1, 0]
+    arg = 0
+    for j in range(1, L):
+        s = alpha[n - 1, j] + A[L + 1, j]
+        if s > best:
+            best = s
+            arg = j
+    return arg
 
-    Viterbi's labeling when it is not ``y``; else the second best, found from max-marginals:
-    every labeling z != y differs from y at some p with some u != y_p, so its score is at most
-    MM[p, u]; the best (p, u) pair is decoded by Viterbi with token p forced to u.
+
+@numba.njit(cache=True, nogil=True)
+def _backward(E, A, beta, fwd):
+    """The mirror pass: ``beta[t, j]`` the best score of tokens after t given label j at t
+    (transitions to the end included), ``fwd`` the next label it takes (ties to the lowest)."""
+    n, L = E.shape
+    nxt = np.empty(L)
+    for j in range(L):
+        beta[n - 1, j] = A[L + 1, j]
+    for t in range(n - 2, -1, -1):
+        for k in range(L):
+            nxt[k] = E[t + 1, k] + beta[t + 1, k]
+        for j in range(L):
+            best = A[j, 0] + nxt[0]
+            arg = 0
+            for k in range(1, L):
+                s = A[j, k] + nxt[k]
+                if s > best:
+                    best = s
+                    arg = k
+            beta[t, j] = best
+            fwd[t, j] = arg
+
+
+@numba.njit(cache=True, nogil=True)
+def best_wrong(E, A, y):
+    """``viterbi_or_second(E, A, y, True)``: the best labeling other than ``y`` (see there)."""
+    return viterbi_or_second(E, A, y, True)
+
+
+@numba.njit(cache=True, nogil=True)
+def viterbi_or_second(E, A, y, second):
+    """The highest-scoring labeling other than ``y``, whether one exists (n >= 1 and L >= 2),
+    and the Hamming error of Viterbi's labeling (``second`` False: Viterbi's labeling, whether it
+    is wrong, and its error).
+
+    Viterbi's labeling when it is not ``y``; else the second best: every labeling z != y differs
+    from y at some p with some u != y_p, so its score is at most the max-marginal
+    ``alpha[p, u] + beta[p, u]``; the best (p, u) pair's labeling is the best prefix into it
+    (forward pointers) joined to the best suffix out of it (backward pointers), so one
+    backward pass replaces max-marginals plus a forced Viterbi.
     """
     n, L = E.shape
-    offs = np.zeros(2, dtype=np.int64)
-    offs[1] = n
-    z = viterbi_batch_kernel(E, offs, A)
+    z = np.zeros(n, dtype=np.int32)
+    if n == 0:
+        return z, False, 0
+    alpha = np.empty((n, L))
+    back = np.zeros((n, L), dtype=np.int32)
+    z[n - 1] = _forward(E, A, alpha, back)
+    for t in range(n - 1, 0, -1):
+        z[t - 1] = back[t, z[t]]
     errors = hamming(y, z)
-    if n == 0 or L < 2 or errors > 0:
-        return z, n > 0 and L >= 2, errors
-    MM = max_marginals_batch_kernel(E, offs, A)
+    if not second or L < 2 or errors > 0:
+        return z, errors > 0 if not second else L >= 2, errors
+    beta = np.empty((n, L))
+    fwd = np.zeros((n, L), dtype=np.int32)
+    _backward(E, A, beta, fwd)
     best = -np.inf
     bp, bu = -1, -1
     for p in range(n):
         for u in range(L):
-            if u != y[p] and (bp < 0 or MM[p, u] > best):
-                best = MM[p, u]
+            if u != y[p] and (bp < 0 or alpha[p, u] + beta[p, u] > best):
+                best = alpha[p, u] + beta[p, u]
                 bp, bu = p, u
-    forced = E.copy()
-    for u in range(L):
-        if u != bu:
-            forced[bp, u] = -np.inf
-    return viterbi_batch_kernel(forced, offs, A), True, 0
+    z[bp] = bu
+    for t in range(bp, 0, -1):
+        z[t - 1] = back[t, z[t]]
+    for t in range(bp, n - 1):
+        z[t + 1] = fwd[t, z[t]]
+    return z, True, 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -254,14 +322,7 @@ def learn_sentence(feat_ids, tok_offsets, y, W, A, SW, SA, UW, UA, count, algo, 
     UWf, UAf = UW.reshape(UW.size), UA.reshape(UA.size)
     E = emissions_kernel(feat_ids, tok_offsets, W)
     if k == 1:
-        if mistake_driven:
-            offs = np.zeros(2, dtype=np.int64)
-            offs[1] = n
-            z = viterbi_batch_kernel(E, offs, A)
-            first = hamming(y, z)
-            ok = first > 0
-        else:
-            z, ok, first = best_wrong(E, A, y)
+        z, ok, first = viterbi_or_second(E, A, y, not mistake_driven)
         if ok:
             d = float(hamming(y, z))
             idx, val = difference(feat_ids, tok_offsets, y, z, n_w, L)

@@ -10,12 +10,28 @@ training sentence seen so far was valid (IOB2 when none was). Tags that are not 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from cwal.io import schemes
 
 ENCODINGS = ("raw", "bioes")
 PREFERENCE = ("IOB2", "IOB1", "BIOES", "IOE2", "IOE1", "BILOU")
 INTERNAL = "BIOES"
+
+
+@lru_cache(maxsize=1 << 16)
+def _window(prev: str, tag: str, nxt: str) -> tuple[str, frozenset[str]]:
+    """The internal label of ``tag`` between ``prev`` and ``nxt`` (``O`` past the ends) and the
+    schemes in which ``tag`` is written validly there.
+
+    Both are local: in lenient decoding (``schemes.lenient_spans``) whether a token opens or
+    closes its chunk depends on its neighbours only, and so does its tag in any scheme; hence
+    a sentence's ``repair`` and ``is_valid`` hold token by token, and each window is worked out
+    once (tests/test_learners.py checks the codec against the whole-sentence functions)."""
+    window = [prev, tag, nxt]
+    chunks = schemes.lenient_spans(window)
+    ok = frozenset(s for s in PREFERENCE if schemes.from_spans(chunks, 3, s)[1] == tag)
+    return schemes.from_spans(chunks, 3, INTERNAL)[1], ok
 
 
 def _chunk_tags(tags: Sequence[str]) -> bool:
@@ -40,10 +56,11 @@ class TagCodec:
         """Internal labels of one training sentence (and note which schemes it is valid in)."""
         if self.encoding == "raw" or not _chunk_tags(tags):
             return list(tags)
-        chunks, n, same = schemes.lenient_spans(tags), len(tags), list(tags)
-        # valid under s = equal to the canonical encoding of its own chunks (schemes.check)
-        self.candidates = [s for s in self.candidates if schemes.from_spans(chunks, n, s) == same]
-        return schemes.from_spans(chunks, n, INTERNAL)
+        padded = [schemes.OUTSIDE, *tags, schemes.OUTSIDE]
+        found = [_window(*w) for w in zip(padded, padded[1:], padded[2:], strict=False)]
+        valid = set(PREFERENCE).intersection(*(ok for _, ok in found))
+        self.candidates = [s for s in self.candidates if s in valid]
+        return [label for label, _ in found]
 
     def decode(self, labels: Sequence[str]) -> list[str]:
         """User tags of one predicted sentence."""

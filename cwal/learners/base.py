@@ -236,15 +236,21 @@ class SequenceLearner:
         progress: Progress | None = None,
         shards: int = 1,
         combine: str = "product",
+        patience: int | None = None,
     ) -> SequenceLearner:
         """Train ``epochs`` passes in seeded random orders (same seed, same model).
 
         After each epoch ``progress(epoch, epochs, stats)`` gets ``mistakes`` (training tokens
         mislabeled before their update), ``seconds`` and, when ``dev`` is given, ``dev_f1``.
+        With ``dev`` and ``patience``, the model keeps the state of its best dev epoch (the
+        earliest on a tie; ``best_epoch_``) and training stops once ``patience`` epochs in a row
+        have not beaten it; ``stats`` then also holds ``best_epoch``.
         ``shards`` > 1 trains that many copies on disjoint shards in parallel processes and
         merges them by the ``combine`` rule (``product``, ``kl`` or ``average``; see
         ``cwal.learners.shards``).
         """
+        if patience is not None and int(patience) < 1:
+            raise ValueError(f"patience must be at least 1, not {patience}")
         if shards != 1:
             from cwal.learners.shards import fit_shards
 
@@ -254,6 +260,8 @@ class SequenceLearner:
         held = [s for s in dev if s.tags is not None] if dev is not None else []
         held_enc = self.encode(held)  # the index no longer grows during the epochs
         rng = np.random.default_rng(seed)
+        choose = dev is not None and patience is not None
+        best_f1, best, kept = -1.0, 0, None
         for epoch in range(1, epochs + 1):
             start = time.perf_counter()
             errors = self._run(rng.permutation(len(data)).astype(np.int64), enc, gold)
@@ -261,9 +269,37 @@ class SequenceLearner:
             if dev is not None:
                 pred = self.tags_of(self.predict_ids(held_enc), [len(s) for s in held])
                 stats["dev_f1"] = chunk_f1([s.tags for s in held], pred).f1
+                if choose and stats["dev_f1"] > best_f1:
+                    best_f1, best, kept = stats["dev_f1"], epoch, self._snapshot(kept)
+                stats["best_epoch"] = best
             if progress is not None:
                 progress(epoch, epochs, stats)
+            if choose and epoch - best >= patience:
+                break
+        if kept is not None and best != epoch:
+            self._restore(kept)
+        self.best_epoch_ = best if choose else epochs
         return self
+
+    _STATE = ("W_", "A_", "SW_", "SA_", "UW_", "UA_")
+
+    def _snapshot(self, into: dict[str, Any] | None) -> dict[str, Any]:
+        """A copy of the learned state (reusing ``into``'s buffers where shapes agree)."""
+        out: dict[str, Any] = {} if into is None else into
+        for name in self._STATE:
+            arr = getattr(self, name)
+            if name in out and out[name].shape == arr.shape:
+                np.copyto(out[name], arr)
+            else:
+                out[name] = arr.copy()
+        out["count_"], out["n_updates_"] = self.count_, self.n_updates_
+        return out
+
+    def _restore(self, kept: dict[str, Any]) -> None:
+        """Put a ``_snapshot`` back (the weights, covariance, averages and counters)."""
+        for name in (*self._STATE, "count_", "n_updates_"):
+            setattr(self, name, kept[name])
+        self._avg = None
 
     # ----- prediction -------------------------------------------------------------------------
     def encode(self, sentences: Iterable[Sentence]) -> Encoded:

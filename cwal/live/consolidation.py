@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cwal.confidence.calibration import CalibrationMap
 from cwal.io import Sentence
 from cwal.learners import SequenceLearner
 from cwal.live.kd import S_GRID
@@ -67,23 +66,6 @@ class PrequentialRecord:
             errs = [calibration_rmse(grid[i], correct) for i in range(len(S_GRID))]
             best.append(S_GRID[int(np.argmin(errs))])
         return best[0], best[1]
-
-    def calibration(self, s_pc: float, s_fixed: float) -> dict[str, dict]:
-        """Isotonic maps from KD-PC's and KD-Fixed's confidence at the given scales to the
-        accuracy the record saw there (as JSON-able dicts; empty for an empty record or a scale
-        off the grid)."""
-        with self._lock:
-            items = list(self._items)
-        if not items:
-            return {}
-        correct = np.concatenate([c for _, _, c in items])
-        out = {}
-        for j, (name, s) in enumerate((("calibration_pc", s_pc), ("calibration_fixed", s_fixed))):
-            if s not in S_GRID:
-                continue
-            conf = np.concatenate([it[j][S_GRID.index(s)] for it in items])
-            out[name] = CalibrationMap.fit(conf, correct).to_dict()
-        return out
 
 
 @dataclass
@@ -187,6 +169,7 @@ def consolidate(session: ProjectSession) -> None:
     sharded = {"shards": shards} if shards > 1 else {}  # cwal.learners.shards
     model.fit(training_set(rows), epochs=epochs, seed=retrain_seed(pid, x), **sharded)
     s_pc, s_fixed = session.record.tune()
+    session.reload_calibration()  # every process's record, as a restart would read it
     with session._lock:
         s_pc = session.live.s_pc if s_pc is None else s_pc
         s_fixed = session.live.s_fixed if s_fixed is None else s_fixed
@@ -194,7 +177,7 @@ def consolidate(session: ProjectSession) -> None:
     seconds = time.perf_counter() - start
     info = {"version": version, "s_pc": s_pc, "s_fixed": s_fixed, "n_train": len(rows),
             "epochs": epochs, "shards": shards, "record_tokens": len(session.record),
-            "seconds": round(seconds, 3), **session.record.calibration(s_pc, s_fixed)}  # fmt: skip
+            "seconds": round(seconds, 3)}  # fmt: skip
     cid = store.save_checkpoint(pid, state, x, info)
     swap(session, Retrained(cid, x, info, state, seconds))
 

@@ -56,6 +56,7 @@ class PredictionRow:
     strategy: str
     score: float | None = None
     user_id: int | None = None
+    keys: list[float] | None = None  # each token's Delta margin: the calibration record
 
 
 class Store(Protocol):
@@ -131,3 +132,9 @@ class Store(Protocol):
         ...
 
     def log_predictions(self, project_id: int, rows: Sequence[PredictionRow]) -> None: ...
+
+    def calibration_keys(self, project_id: int) -> list[tuple[list[float], list[bool]]]:
+        """The prequential record, oldest first: per logged prediction with keys of a sentence
+        that has a current label, its tokens' keys (Delta) and whether each predicted tag equals
+        that label."""
+        ...

@@ -31,10 +31,11 @@ class Scored:
     strategy: str
     cold: bool = False
     predicted: dict[int, list[str]] = field(default_factory=dict)
-    confidence: dict[int, list[float]] = field(default_factory=dict)
-    least: dict[int, int] = field(default_factory=dict)
+    margins: dict[int, np.ndarray] = field(default_factory=dict)  # Delta per token (calibrated
+    # into the confidence shown when served, by the session's current map)
     score: dict[int, float] = field(default_factory=dict)
     seed: int | None = None  # the draws' seed (the strategy's ``rank`` gets it too)
+    s: float | None = None  # the draws' scale
     candidates: list[int] = field(default_factory=list)  # the sample, in draw order
     seconds: float = 0.0
     finished: float = field(default_factory=time.monotonic)

@@ -6,13 +6,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cwal.confidence import SAMPLING
+from cwal.confidence import SAMPLING, estimate
 from cwal.live import kd
 from cwal.live.queue import Scored
 from cwal.strategies import STRATEGIES, base_name, make_strategy
 
 LIVE_BLOCK = 10
 """Sentences a diverse strategy keeps free of near-duplicates and neighbours at a time live."""
+
+
+MAX_KEY = 1e6
+"""Delta is stored capped here (a token with one possible label has an infinite margin)."""
 
 
 def seed_of(*parts: int) -> int:
@@ -46,44 +50,48 @@ def rank_candidates(
     strategy = strategy_for(name, k=k, s=s, candidates=max(len(cands), 1))
     ids = cands.tolist()
     ranking = strategy.rank(kd.RowsModel(rows), rows.enc, seed, ids, LIVE_BLOCK)
-    out = Scored(version, generation, [ids[i] for i in ranking.order], name, seed=seed)
+    out = Scored(version, generation, [ids[i] for i in ranking.order], name, seed=seed, s=s)
     out.candidates = ids
     out.score.update({i: float(v) for i, v in zip(ids, ranking.score, strict=True)})
     conf = ranking.confidence
-    if conf is not None and base_name(name) in ("kd-pc", "kd-fixed"):
+    if conf is not None and conf.margin is not None:  # every estimating strategy has Delta
         off = conf.sent_offsets
         for b, sid in enumerate(ids):
             t0, t1 = int(off[b]), int(off[b + 1])
             out.predicted[sid] = rows.tags(conf.labels[t0:t1])
-            out.confidence[sid] = conf.confidence[t0:t1].tolist()
-            out.least[sid] = int(np.argmin(conf.confidence[t0:t1])) if t1 > t0 else None
+            out.margins[sid] = np.asarray(conf.margin[t0:t1], dtype=np.float64)
     return out
 
 
-def prefill(
-    rows: kd.Rows, s: float, *, k: int, seed: int
-) -> tuple[list[str], list[float], int | None]:
-    """KD-PC pre-fill of one sentence: predicted tags, confidences, least confident position."""
-    conf = kd.confidence(rows, "kd-pc", s, k=k, seed=seed, rank="votes")
-    least = int(np.argmin(conf.confidence)) if conf.n_tokens else None
-    return rows.tags(conf.labels), conf.confidence.tolist(), least
+def prefill(rows: kd.Rows) -> tuple[list[str], np.ndarray]:
+    """Pre-fill of a snapshot's sentence: its predicted tags and each token's Delta margin (the
+    session's :class:`~cwal.confidence.calibration.MarginMap` turns it into the confidence)."""
+    conf = estimate(kd.RowsModel(rows), rows.enc, "delta")
+    return rows.tags(conf.labels), np.asarray(conf.margin, dtype=np.float64)
+
+
+def least_confident(margins: np.ndarray) -> int | None:
+    """The position of the least confident token (smallest Delta: the calibrated confidence is
+    increasing in it), None for an empty sentence."""
+    return int(np.argmin(margins)) if len(margins) else None
 
 
 @dataclass
 class Prequential:
-    """The model's view of a sentence just before learning it: the logged prediction and the
-    agreement over the s grid (KD-PC and KD-Fixed, common random numbers) with correctness."""
+    """The model's view of a sentence just before learning it: the logged prediction, its
+    tokens' Delta (the calibration record) and the agreement over the s grid (KD-PC and KD-Fixed,
+    common random numbers; tunes the ranking's s) with correctness."""
 
     predicted: list[str]
-    confidence: list[float]
+    margins: np.ndarray
     grid_pc: np.ndarray
     grid_fixed: np.ndarray
     correct: np.ndarray
 
 
-def prequential(rows: kd.Rows, tags: list[str], s_pc: float, *, k: int, seed: int) -> Prequential:
-    pred = prefill(rows, s_pc, k=k, seed=seed)
-    correct = np.array([p == t for p, t in zip(pred[0], tags, strict=True)])
+def prequential(rows: kd.Rows, tags: list[str], *, k: int, seed: int) -> Prequential:
+    predicted, margins = prefill(rows)
+    correct = np.array([p == t for p, t in zip(predicted, tags, strict=True)])
     grids = []
     for method in ("kd-pc", "kd-fixed"):
         grids.append(
@@ -94,4 +102,4 @@ def prequential(rows: kd.Rows, tags: list[str], s_pc: float, *, k: int, seed: in
                 ]  # fmt: skip
             )
         )
-    return Prequential(pred[0], pred[1], grids[0], grids[1], correct)
+    return Prequential(predicted, margins, grids[0], grids[1], correct)

@@ -4,8 +4,10 @@ One session per project per process. The store is the source of truth: ``submit`
 label first, then the session catches up with the log (every row after the last one it applied,
 in id order, its own included) and applies one online update per submission. Before its own
 submission is learned, the session snapshots what the model knew about that sentence; a recorder
-thread turns it into the prequential record (prediction + KD-PC confidence, logged to the store,
-plus KD agreement over the s grid for tuning). ``next`` serves from a background-scored ranking
+thread turns it into the prequential record (prediction, each token's Delta and the calibrated
+confidence shown, logged to the store; plus KD agreement over the s grid that tunes the ranking's
+s). Every confidence the session hands out (shading, ▲, the logged record) is Delta through the
+:class:`~cwal.confidence.calibration.MarginMap` fitted on that record, from the first label. ``next`` serves from a background-scored ranking
 that is at most ``max_staleness`` updates old and leases through the store, which never hands a
 sentence leased to someone else.
 """
@@ -23,6 +25,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from cwal.confidence.calibration import MarginMap
 from cwal.errors import ModelFileError
 from cwal.io import Sentence
 from cwal.learners import SequenceLearner
@@ -41,7 +44,14 @@ from cwal.live.queue import (
     unlabeled_ids,
 )
 from cwal.live.replay import LearnerSpec, LiveModel, build, replay, valid_base
-from cwal.live.scoring import prefill, prequential, rank_candidates, seed_of
+from cwal.live.scoring import (
+    MAX_KEY,
+    least_confident,
+    prefill,
+    prequential,
+    rank_candidates,
+    seed_of,
+)
 
 LOG = logging.getLogger(__name__)
 
@@ -70,7 +80,6 @@ class _Job:
     row: LogRow
     rows: kd.Rows
     version: int
-    s_pc: float
 
 
 class ProjectSession:
@@ -101,6 +110,10 @@ class ProjectSession:
         self.record = PrequentialRecord()
         self.consolidations: list[dict[str, Any]] = []  # one entry per swap, oldest first
         self.record_error: Exception | None = None
+        self._calibration_lock = threading.Lock()
+        self._calibration_record: list[tuple[np.ndarray, np.ndarray]] = []
+        self.calibration = MarginMap()  # the prior until reload_calibration reads the record
+        self.reload_calibration()
         self._jobs: stdqueue.Queue[_Job | None] = stdqueue.Queue()
         self._recorder = threading.Thread(
             target=self._record_loop, name="cwal-recorder", daemon=True
@@ -160,7 +173,7 @@ class ProjectSession:
         def snapshot(row: LogRow) -> None:
             if row.id == own and live.model.labels_ and live.n_labeled:
                 snap = kd.rows_for(live.model, live.model.encode([_sentence(row)]))
-                jobs.append(_Job(row, snap, live.version, live.s_pc))
+                jobs.append(_Job(row, snap, live.version))
 
         replay(live, rows, before_learn=snapshot)
         return jobs
@@ -276,25 +289,24 @@ class ProjectSession:
         pred = conf = least = None
         scored_version = scored.version
         if not cold:
-            if self.config.strategy == "kd-pc" and sentence_id in scored.predicted:
-                pred, conf = scored.predicted[sentence_id], scored.confidence[sentence_id]
-                least = scored.least[sentence_id]
+            if sentence_id in scored.predicted:
+                pred, margins = scored.predicted[sentence_id], scored.margins[sentence_id]
             else:
-                pred, conf, least, scored_version = self._score_one(s)
+                pred, margins, scored_version = self._score_one(s)
+            conf, least = self.calibration(margins).tolist(), least_confident(margins)
         return Suggestion(
             s.id, list(s.tokens), dict(s.columns), pred, conf, least, version, scored_version,
             self.config.strategy if not scored.cold else self.config.seed_strategy,
         )  # fmt: skip
 
-    def _score_one(self, s: PoolSentence) -> tuple[list[str], list[float], int | None, int]:
-        """KD-PC pre-fill of one sentence by the current model."""
+    def _score_one(self, s: PoolSentence) -> tuple[list[str], np.ndarray, int]:
+        """Pre-fill of one sentence by the current model: tags, Delta per token, version."""
         with self._lock:
             live = self.live
             rows = kd.rows_for(live.model, live.model.encode([_sentence(s)]))
-            version, s_pc = live.version, live.s_pc
-        seed = seed_of(self.project_id, version, s.id)
-        pred, conf, least = prefill(rows, s_pc, k=self.config.k, seed=seed)
-        return pred, conf, least, version
+            version = live.version
+        pred, margins = prefill(rows)
+        return pred, margins, version
 
     def _warm_pool(self, step: int = 32) -> bool:
         """Idle-time work: extract the features of a few more unlabeled pool sentences (the only
@@ -385,12 +397,30 @@ class ProjectSession:
     def _record(self, job: _Job) -> None:
         row = job.row
         seed = seed_of(self.project_id, job.version, row.id)
-        rec = prequential(job.rows, list(row.tags or []), job.s_pc, k=self.config.k, seed=seed)
+        rec = prequential(job.rows, list(row.tags or []), k=self.config.k, seed=seed)
         self.record.add(rec.grid_pc, rec.grid_fixed, rec.correct)
-        least = min(rec.confidence) if rec.confidence else None
-        pred = PredictionRow(row.sentence_id, job.version, rec.predicted, rec.confidence, "kd-pc",
-                             least, row.user_id)  # fmt: skip
+        s_pc, s_fixed = self.record.tune()  # the ranking's noise scale, from the first labels
+        if s_pc is not None and s_fixed is not None:
+            with self._lock:
+                self.live.s_pc, self.live.s_fixed = s_pc, s_fixed
+        shown = self.calibration(rec.margins)  # the map as it stood before this label
+        keys = np.minimum(rec.margins, MAX_KEY)
+        pred = PredictionRow(row.sentence_id, job.version, rec.predicted, shown.tolist(), "kd-pc",
+                             float(shown.min()) if shown.size else None, row.user_id,
+                             keys.tolist())  # fmt: skip
         self.store.log_predictions(self.project_id, [pred])
+        with self._calibration_lock:
+            self._calibration_record.append((keys, rec.correct))
+            self.calibration = MarginMap.fit(self._calibration_record)
+
+    def reload_calibration(self) -> None:
+        """Refit the calibration map on the store's whole prequential record (every process's
+        predictions; a consolidation calls it)."""
+        record = [(np.asarray(k, float), np.asarray(c, bool))
+                  for k, c in self.store.calibration_keys(self.project_id)]  # fmt: skip
+        with self._calibration_lock:
+            self._calibration_record = record
+            self.calibration = MarginMap.fit(record)
 
     # ----- consolidation (cwal.live.consolidation) --------------------------------------------
     def _consolidate(self) -> None:

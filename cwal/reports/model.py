@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from cwal.confidence import estimate
-from cwal.confidence.calibration import CalibrationMap
+from cwal.confidence.calibration import MarginMap
 from cwal.decode import emissions, max_marginals_batch, viterbi_batch
 from cwal.features import Encoded
 from cwal.io import Sentence, schemes
@@ -28,7 +28,8 @@ from cwal.live.replay import LearnerSpec, build
 from cwal.measures import chunk_f1
 
 TOKEN_COLUMNS = [
-    "sentence_id", "position", "token", "predicted", "confidence", "entropy", "margin", "key"
+    "sentence_id", "position", "token", "predicted", "confidence", "entropy", "margin", "key",
+    "delta",
 ]  # fmt: skip
 GIVEN_COLUMNS = ["given", "p_given", "gap", "agrees"]
 
@@ -43,19 +44,23 @@ class ModelState:
     k: int
     method: str
     checkpoint_id: int | None = None
-    calibration: CalibrationMap | None = None  # fitted on the prequential record at consolidation
+    calibration: MarginMap = field(default_factory=MarginMap)  # fitted on the prequential record
 
     @property
     def trained(self) -> bool:
         return self.version > 0 and bool(self.model.labels_)
 
-    def expected_accuracy(self, confidence: np.ndarray) -> float:
-        """The accuracy the model expects on tokens with these KD confidences: the mean
-        calibrated confidence (the raw mean before the first consolidation's map)."""
-        conf = np.asarray(confidence, dtype=np.float64)
-        if conf.size == 0:
+    def expected_accuracy(self, delta: np.ndarray) -> float:
+        """The accuracy the model expects on tokens with these Delta margins: their mean
+        calibrated confidence (the value annotators see shaded)."""
+        delta = np.asarray(delta, dtype=np.float64)
+        if delta.size == 0:
             return float("nan")
-        return float(np.mean(self.calibration(conf) if self.calibration else conf))
+        return float(np.mean(self.calibration(delta)))
+
+    def expected_interval(self, delta: np.ndarray) -> tuple[float, float]:
+        """A 95% interval of :meth:`expected_accuracy` over the calibration map's posterior."""
+        return self.calibration.interval(np.asarray(delta, dtype=np.float64))
 
 
 def rebuild(
@@ -63,9 +68,11 @@ def rebuild(
     base: CheckpointMeta | None,
     state: bytes | None,
     tail: Sequence[LogRow],
+    calibration: MarginMap | None = None,
 ) -> ModelState:
     """The live model: ``base`` (the newest valid checkpoint, with its ``state`` bytes) or an
-    empty learner, then the label-log rows after it (``tail``, id order) replayed online."""
+    empty learner, then the label-log rows after it (``tail``, id order) replayed online;
+    ``calibration`` the map fitted on the project's prequential record (default: the prior)."""
     spec = LearnerSpec.from_settings(dict(settings))
     config = LiveConfig.from_settings(dict(settings))
     live = build(
@@ -82,15 +89,18 @@ def rebuild(
     method = "kd-pc" if model.has_covariance else "kd-fixed"
     s = live.s_pc if method == "kd-pc" else live.s_fixed
     cid = base.id if base is not None else None
-    info = base.info if base is not None else {}
-    key = "calibration_pc" if method == "kd-pc" else "calibration_fixed"
-    calibration = CalibrationMap.from_dict(info.get(key))
+    calibration = calibration or MarginMap()
     return ModelState(model, live.version, float(s), config.k, method, cid, calibration)
 
 
-def checkpoint_state(settings: Mapping[str, Any], meta: CheckpointMeta, state: bytes) -> ModelState:
+def checkpoint_state(
+    settings: Mapping[str, Any],
+    meta: CheckpointMeta,
+    state: bytes,
+    calibration: MarginMap | None = None,
+) -> ModelState:
     """A stored checkpoint's model as it was consolidated (no rows replayed after it)."""
-    return rebuild(settings, meta, state, [])
+    return rebuild(settings, meta, state, [], calibration)
 
 
 class FeatureCache:
@@ -151,7 +161,8 @@ def token_frame(
     given: Mapping[int, Sequence[str]] | None = None,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """One row per token: the model's ``predicted`` tag, its KD ``confidence``, the ``entropy``
+    """One row per token: the model's ``predicted`` tag, its calibrated ``confidence`` (``delta``,
+    the Delta margin, through ``state.calibration``: what annotators see shaded), the ``entropy``
     of the K draws' label distribution, ``margin`` (the ranking's score margin: mean signed
     margin over the draws, else Delta; NaN when the method has none) and ``key`` (rank key:
     lower = less sure).
@@ -176,8 +187,10 @@ def token_frame(
             "entropy": conf.entropy.astype(np.float64),
             "margin": _margin(conf),
             "key": conf.rank_key(),
+            "delta": np.asarray(conf.margin, dtype=np.float64),
         }
     )
+    frame["confidence"] = state.calibration(frame["delta"].to_numpy())
     if given is None:
         return frame
     index = {label: i for i, label in enumerate(model.labels_)}
@@ -233,29 +246,18 @@ def evaluate(
 def pool_estimate(
     model: SequenceLearner,
     sentences: Sequence[Sentence],
-    *,
-    s: float,
-    k: int = 50,
-    seed: int = 0,
-    calibration: CalibrationMap | None = None,
+    calibration: MarginMap | None = None,
 ) -> dict[str, float | int]:
-    """The accuracy the model expects on unlabeled sentences: the mean calibrated KD-PC
-    confidence of its own predictions there (KD-Fixed for a learner without covariance), mapped
-    through ``calibration`` when given (:class:`cwal.confidence.calibration.CalibrationMap`).
-
-    Meant for the live service at each consolidation (store it in the checkpoint's ``info``);
-    the dashboard reads ``pool_estimate`` from there. Returns ``pool_estimate`` (NaN for no
-    tokens), ``pool_tokens`` and ``pool_sentences``.
-    """
+    """The accuracy the model expects on unlabeled sentences: the mean calibrated confidence
+    (Delta through ``calibration``, default the prior map) of its own predictions there.
+    Returns ``pool_estimate`` (NaN for no tokens), ``pool_tokens`` and ``pool_sentences``."""
     sents = [x for x in sentences if len(x.tokens)]
     if not sents or not model.labels_:
         return {"pool_estimate": float("nan"), "pool_tokens": 0, "pool_sentences": len(sents)}
-    method = "kd-pc" if model.has_covariance else "kd-fixed"
-    conf = estimate(model, model.encode(sents), method, k=k, s=s, seed=seed)
+    conf = estimate(model, model.encode(sents), "delta")
+    mapped = (calibration or MarginMap())(conf.margin)
     return {
-        "pool_estimate": float(
-            np.mean(calibration(conf.confidence) if calibration else conf.confidence)
-        ),
+        "pool_estimate": float(np.mean(mapped)),
         "pool_tokens": int(conf.n_tokens),
         "pool_sentences": len(sents),
     }

@@ -162,29 +162,39 @@ def label_distribution(tag_lists: Iterable[Sequence[str]], scheme: str = "IOB2")
 
 
 def prequential_curve(tokens: pd.DataFrame, window: int = 25) -> pd.DataFrame:
-    """Accuracy the model had on each sentence just before learning it, in windows of
-    ``window`` consecutive predictions: the measured accuracy next to the accuracy its
+    """Accuracy the model had on each sentence just before learning it, from the first labeled
+    sentence on: one point per prediction, over a running window of the last ``window``
+    predictions (tokens pooled), the measured accuracy next to the accuracy its calibrated
     confidence expected (mean confidence), with no gold data needed.
 
     ``tokens``: one row per logged token (``prediction_id``, ``confidence``, ``correct``, and
-    ``annotation_id``, the label that answered it). Columns: ``annotation_id`` (the window's
-    last), ``predictions``, ``tokens``, ``accuracy``, ``expected``.
+    ``annotation_id``, the label that answered it). Columns: ``annotation_id`` (the point's),
+    ``predictions`` (in the window), ``tokens``, ``accuracy``, ``expected``.
     """
     cols = ["annotation_id", "predictions", "tokens", "accuracy", "expected"]
     if tokens.empty:
         return pd.DataFrame(columns=cols)
-    window = max(int(window), 1)
-    order = pd.Index(sorted(tokens["prediction_id"].unique()))
-    block = pd.Series(np.arange(len(order)) // window, index=order)
-    t = tokens.assign(block=tokens["prediction_id"].map(block))
-    out = t.groupby("block").agg(
-        annotation_id=("annotation_id", "max"),
-        predictions=("prediction_id", "nunique"),
-        tokens=("correct", "size"),
-        accuracy=("correct", "mean"),
-        expected=("confidence", "mean"),
+    per = (
+        tokens.groupby("prediction_id")
+        .agg(
+            annotation_id=("annotation_id", "max"),
+            tokens=("correct", "size"),
+            hits=("correct", "sum"),
+            confidence=("confidence", "sum"),
+        )
+        .sort_index()
     )
-    return out.reset_index(drop=True)[cols]
+    run = per[["tokens", "hits", "confidence"]].rolling(max(int(window), 1), min_periods=1).sum()
+    out = pd.DataFrame(
+        {
+            "annotation_id": per["annotation_id"].to_numpy(),
+            "predictions": np.minimum(np.arange(1, len(per) + 1), max(int(window), 1)),
+            "tokens": run["tokens"].astype(int).to_numpy(),
+            "accuracy": (run["hits"] / run["tokens"]).to_numpy(),
+            "expected": (run["confidence"] / run["tokens"]).to_numpy(),
+        }
+    )
+    return out[cols]
 
 
 def learning_curve(points: pd.DataFrame, measures: Sequence[str]) -> pd.DataFrame:
@@ -243,9 +253,9 @@ def prediction_tokens(predictions: pd.DataFrame) -> pd.DataFrame:
 MEASURES = {
     "eval_f1": "F1 on the evaluation split",
     "eval_accuracy": "token accuracy on the evaluation split",
-    "pool_estimate": "expected accuracy on the unlabeled pool (KD-PC)",
+    "pool_estimate": "expected accuracy on the unlabeled pool (calibrated)",
     "prequential": "prequential token accuracy (labels as they came)",
-    "prequential_expected": "expected on those sentences (KD-PC)",
+    "prequential_expected": "expected on those sentences (calibrated)",
 }
 
 

@@ -16,10 +16,14 @@ import json
 import multiprocessing as mp
 import queue as queue_mod
 import threading
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
+
+import loky
 
 from cwal.simulate.config import SimConfig
 from cwal.simulate.engine import SimData, run_cell
@@ -95,13 +99,19 @@ def _work(
     strategy: str,
     seed: int,
     events: Any,
-) -> str:
-    """One cell in a worker process (single numba thread); failures are recorded in the sink."""
+) -> tuple[str, int, str, str | None]:
+    """One cell in a worker process (single numba thread): ``(strategy, seed, status, error)``.
+    A failure is recorded in the sink and its ``repr`` returned, so the other cells go on."""
     import numba
 
     numba.set_num_threads(1)
-    return _run_one(SimConfig.from_dict(config), Ref(**data_ref), Ref(**sink_ref), strategy, seed,
-                    lambda st, sd, n: events.put((st, sd, n, "running")))  # fmt: skip
+    report = None if events is None else lambda st, sd, n: events.put((st, sd, n, "running"))
+    try:
+        status = _run_one(SimConfig.from_dict(config), Ref(**data_ref), Ref(**sink_ref),
+                          strategy, seed, report)  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - returned, re-raised by the parent
+        return strategy, seed, "failed", repr(exc)
+    return strategy, seed, status, None
 
 
 def _run_one(
@@ -126,10 +136,13 @@ def run_experiment(
     sink_ref: Ref,
     workers: int = 2,
     listener: Listener | None = None,
+    cluster: str | None = None,
 ) -> dict[tuple[str, int], str]:
     """Run (or resume) every cell of ``config``; returns each cell's final status.
 
-    ``workers`` > 1 runs cells in that many spawned processes, otherwise in this one. A cell
+    ``workers`` > 1 runs cells in that many joblib (loky) worker processes, otherwise in this
+    one; ``cluster`` (a Dask scheduler address) runs them on that cluster's workers instead
+    (the listener then hears only when cells end). A cell
     already ``done`` in the sink is skipped; a cell with saved points continues from its last
     one. A failing cell is marked ``failed`` and the others go on; its error is re-raised at the
     end as a RuntimeError naming every failed cell.
@@ -147,7 +160,7 @@ def run_experiment(
         else:
             cells.append((strategy, seed))
     workers = min(workers, len(cells))
-    if workers <= 1:
+    if workers <= 1 and cluster is None:
         for strategy, seed in cells:
             try:
                 report = lambda st, sd, n: notify(st, sd, n, "running")  # noqa: E731
@@ -158,33 +171,47 @@ def run_experiment(
                 results[strategy, seed], errors[strategy, seed] = "failed", exc
             notify(strategy, seed, -1, results[strategy, seed])
     else:
-        context = mp.get_context("spawn")
-        with context.Manager() as manager:
-            events = manager.Queue()
-            stop = threading.Event()
-            pump = threading.Thread(target=_pump, args=(events, notify, stop), daemon=True)
-            pump.start()
-            try:
-                with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-                    futures = {
-                        pool.submit(_work, config.to_dict(), data_ref.to_dict(),
-                                    sink_ref.to_dict(), strategy, seed, events): (strategy, seed)
-                        for strategy, seed in cells
-                    }  # fmt: skip
-                    for future in as_completed(futures):
-                        key = futures[future]
-                        try:
-                            results[key] = future.result()
-                        except Exception as exc:  # noqa: BLE001 - recorded, re-raised below
-                            results[key], errors[key] = "failed", exc
-                        events.put((key[0], key[1], -1, results[key]))
-            finally:
-                stop.set()
-                pump.join()
+        plain = (config.to_dict(), data_ref.to_dict(), sink_ref.to_dict())
+        with _engine(cluster, workers, notify) as (submit, completed, events):
+            running = [submit(_work, *plain, s, d, events) for s, d in cells]
+            for future in completed(running):
+                strategy, seed, status, error = future.result()
+                results[strategy, seed] = status
+                if error is not None:
+                    errors[strategy, seed] = RuntimeError(error)
+                notify(strategy, seed, -1, status)
     if errors:
         failed = ", ".join(f"{s} seed {d}: {e!r}" for (s, d), e in errors.items())
         raise RuntimeError(f"{len(errors)} simulation cell(s) failed: {failed}")
     return results
+
+
+@contextmanager
+def _engine(cluster: str | None, workers: int, notify: Listener) -> Iterator[tuple[Any, Any, Any]]:
+    """``(submit, as_completed, events)``: how to start a cell, how to wait for cells in the
+    order they finish, and the queue workers report progress on (None on a cluster, whose
+    workers may be on other machines)."""
+    if cluster is not None:
+        try:
+            from dask.distributed import Client, as_completed
+        except ImportError:
+            raise RuntimeError(
+                "--cluster needs Dask: python3 -m pip install 'dask[distributed]'"
+            ) from None
+        with Client(cluster) as client:
+            yield partial(client.submit, pure=False), as_completed, None
+        return
+    with mp.get_context("spawn").Manager() as manager:
+        events = manager.Queue()
+        stop = threading.Event()
+        pump = threading.Thread(target=_pump, args=(events, notify, stop), daemon=True)
+        pump.start()
+        try:
+            pool = loky.get_reusable_executor(max_workers=workers, timeout=60)
+            yield pool.submit, futures.as_completed, events
+        finally:
+            stop.set()
+            pump.join()
 
 
 def _pump(events: Any, notify: Listener, stop: threading.Event) -> None:

@@ -2,10 +2,12 @@
 
 Every score is "lower = ask first"; :func:`cwal.strategies.order.order` breaks ties toward the
 shorter sentence. The confidence strategies (KD-PC, KD-Fixed, KBV, WKBV, Delta) score a sentence by
-its least confident token under ``Confidence.rank_key``; KD-PC and KD-Fixed rank by the share of
-agreeing draws, ties by Delta over its noise deviation (``votes+z-delta``), with the draws made on
-the batch's row snapshot (:func:`cwal.confidence.rows.restrict`) so that the live queue and these
-objects draw the same noise from the same seed.
+its least confident token under ``Confidence.rank_key``. KD-PC and KD-Fixed rank by Delta over
+its noise deviation under N(mu, s Sigma) (``z-delta``): the analytic form of the expected share of
+agreeing draws, increasing in it for a given s, so that the order is not draw noise (two draw seeds
+of the sampled vote share shared 0-3 of their top 10 on the demo project in the first 20 labels).
+The draws (vote shares, entropy) are made on the batch's row snapshot
+(:func:`cwal.confidence.rows.restrict`), so the live queue and these objects draw alike.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class _Estimated(Strategy):
     """Base of the strategies that score by a per-token confidence estimate of ``method``."""
 
     method = "kd-pc"
-    token_rank: str | None = "votes+z-delta"  # ``estimate``'s rank: the token key
+    token_rank: str | None = "z-delta"  # ``estimate``'s rank: the token key
 
     def __init__(
         self,

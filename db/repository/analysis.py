@@ -20,6 +20,7 @@ import pandas as pd
 from sqlalchemy import Engine, func, select
 
 from cwal import reports
+from cwal.confidence.calibration import MarginMap
 from cwal.live import CheckpointMeta, LogRow, PoolSentence
 from cwal.live.replay import valid_base
 from db.engine import read_transaction
@@ -32,9 +33,9 @@ from db.repository.history import (
     last_annotation_id,
 )
 from db.repository.history import retractions as retraction_pairs
-from db.repository.predictions import calibration_frame
+from db.repository.predictions import calibration_frame, calibration_keys
 from db.repository.projects import get_project
-from db.repository.state import current_annotation_ids, labeled_ids
+from db.repository.state import current_annotation_ids, in_project, labeled_ids
 from db.repository.stats import annotation_log
 from db.repository.views import VIEWS, feature_cache, model_key, project_key, yield_to_pages
 from db.repository.views import clear_cache as clear_cache  # re-exported for pages and tests
@@ -76,7 +77,7 @@ def unlabeled_pool_ids(engine: Engine, project_id: int) -> list[int]:
     query = (
         select(Sentence.id)
         .where(
-            Sentence.project_id == project_id,
+            in_project(project_id),
             Sentence.split == "pool",
             Sentence.id.not_in(labeled_ids(project_id)),
         )
@@ -91,7 +92,7 @@ def split_sentences(
 ) -> list[tuple[PoolSentence, list[str] | None]]:
     """Sentences of one split (or only ``ids``) as ``(PoolSentence, gold tags)``, id order."""
     query = select(Sentence.id, Sentence.tokens, Sentence.columns, Sentence.gold_tags).where(
-        Sentence.project_id == project_id, Sentence.split == split
+        in_project(project_id), Sentence.split == split
     )
     out: list[tuple[PoolSentence, list[str] | None]] = []
     chunks = [None] if ids is None else [ids[i : i + 500] for i in range(0, len(ids), 500)]
@@ -106,7 +107,7 @@ def split_sentences(
 def pool_sample_ids(engine: Engine, project_id: int) -> list[int]:
     """A fixed pseudo-random sample of the whole pool (seeded by the project id), ascending:
     the sentences each checkpoint's pool estimate is read on (those unlabeled at the time)."""
-    query = select(Sentence.id).where(Sentence.project_id == project_id, Sentence.split == "pool")
+    query = select(Sentence.id).where(in_project(project_id), Sentence.split == "pool")
     with read_transaction(engine) as conn:
         ids = np.array(sorted(conn.execute(query).scalars()), dtype=np.int64)
     return _sample(ids, POOL_SAMPLE, project_id)
@@ -204,7 +205,8 @@ def _rebuild(engine: Engine, project_id: int) -> reports.ModelState:
         )  # fmt: skip
         for e in annotations_after(engine, project_id, x)
     ]
-    return reports.rebuild(settings, base, state, tail)
+    calibration = MarginMap.fit(calibration_keys(engine, project_id))
+    return reports.rebuild(settings, base, state, tail, calibration)
 
 
 @dataclass
@@ -219,9 +221,19 @@ class PoolView:
 
     @property
     def pool_estimate(self) -> float:
-        """Mean calibrated KD confidence on the pool sample: the accuracy the model expects
-        there (``ModelState.expected_accuracy``)."""
-        return self.state.expected_accuracy(self.pool["confidence"].to_numpy())
+        """Mean calibrated confidence on the pool sample: the accuracy the model expects there
+        (``ModelState.expected_accuracy``)."""
+        return self.state.expected_accuracy(self.pool["delta"].to_numpy())
+
+    @property
+    def pool_interval(self) -> tuple[float, float]:
+        """A 95% interval of ``pool_estimate`` (the calibration map's uncertainty)."""
+        return self.state.expected_interval(self.pool["delta"].to_numpy())
+
+    @property
+    def calibration_labels(self) -> int:
+        """How many labeled sentences the calibration map rests on."""
+        return self.state.calibration.labels
 
 
 def _given_frame() -> pd.DataFrame:

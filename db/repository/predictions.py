@@ -32,6 +32,7 @@ class PredictionRecord:
     score: float | None = None
     user_id: int | None = None
     served_at: datetime | None = None
+    keys: Sequence[float] | None = None  # each token's Delta margin (the calibration record)
 
 
 def _row(record: PredictionRecord, project_id: int, n_tokens: int) -> dict:
@@ -50,6 +51,9 @@ def _row(record: PredictionRecord, project_id: int, n_tokens: int) -> dict:
     score = None if record.score is None else float(record.score)
     if score is not None and not math.isfinite(score):
         raise InvalidValueError("score must be a finite number")
+    keys = None if record.keys is None else [float(k) for k in record.keys]
+    if keys is not None and (len(keys) != len(tags) or not all(math.isfinite(k) for k in keys)):
+        raise InvalidValueError("keys must be one finite number per predicted tag")
     if not isinstance(record.strategy, str) or not 0 < len(record.strategy) <= 64:
         raise InvalidValueError("strategy must be a name of 1..64 characters")
     return {
@@ -59,6 +63,7 @@ def _row(record: PredictionRecord, project_id: int, n_tokens: int) -> dict:
         "model_version": int(record.model_version),
         "tags": tags,
         "confidences": conf,
+        "keys": keys,
         "score": score,
         "strategy": record.strategy,
         "served_at": check_time(record.served_at),
@@ -181,3 +186,23 @@ def calibration_frame(engine: Engine, project_id: int, *, per_token: bool = Fals
     ]
     names = ["prediction_id", "sentence_id", "model_version", "strategy", "position"]
     return pd.DataFrame(tokens, columns=[*names, "confidence", "predicted", "truth", "correct"])
+
+
+def calibration_keys(engine: Engine, project_id: int) -> list[tuple[list[float], list[bool]]]:
+    """The prequential record, oldest first: each logged prediction with keys whose sentence has
+    a current label, as (its tokens' keys, whether each predicted tag equals that label)."""
+    current = current_annotation_ids(project_id).subquery()
+    query = (
+        select(Prediction.keys, Prediction.tags, Annotation.tags)
+        .join(current, current.c.sentence_id == Prediction.sentence_id)
+        .join(Annotation, Annotation.id == current.c.annotation_id)
+        .where(Prediction.project_id == project_id, Prediction.keys.is_not(None))
+        .order_by(Prediction.id)
+    )
+    with read_transaction(engine) as conn:
+        rows = conn.execute(query).all()
+    return [
+        (list(keys), [p == t for p, t in zip(pred, truth, strict=False)])
+        for keys, pred, truth in rows
+        if len(keys) == len(pred) == len(truth)
+    ]

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, func, insert, select, update
+from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from cwal.io import Sentence as IoSentence
-from db.engine import read_transaction
+from db.engine import read_transaction, write_transaction
 from db.models import ImportBatch, Sentence, utcnow
 from db.repository.base import (
     DuplicateImportError,
@@ -20,7 +20,7 @@ from db.repository.base import (
     check_time,
     is_unique_violation,
 )
-from db.repository.state import available
+from db.repository.state import available, in_project
 
 SPLITS = ("pool", "eval")
 
@@ -58,6 +58,13 @@ class BatchInfo:
     split: str
     n_sentences: int
     created_at: datetime
+    state: str = "done"
+    updated_at: datetime | None = None
+
+    @property
+    def complete(self) -> bool:
+        """False for an import that is running or was interrupted (its sentences are staged)."""
+        return self.state == "done"
 
 
 def check_split(split: str) -> str:
@@ -75,6 +82,8 @@ _BATCH_COLUMNS = (
     ImportBatch.split,
     ImportBatch.n_sentences,
     ImportBatch.created_at,
+    ImportBatch.state,
+    ImportBatch.updated_at,
 )
 
 
@@ -89,10 +98,18 @@ def find_batch(conn: Connection, project_id: int, content_hash: str) -> BatchInf
 
 
 def create_batch(
-    conn: Connection, project_id: int, source_name: str, content_hash: str, fmt: str, split: str
+    conn: Connection,
+    project_id: int,
+    source_name: str,
+    content_hash: str,
+    fmt: str,
+    split: str,
+    *,
+    state: str = "done",
 ) -> int:
-    """Open an import batch inside the caller's transaction; a duplicate content hash in the
-    project raises DuplicateImportError (also when a concurrent import of the same bytes won)."""
+    """Open an import batch inside the caller's transaction (``state="importing"``: staged until
+    :func:`publish_batches`); a duplicate content hash in the project raises
+    DuplicateImportError (also when a concurrent import of the same bytes won)."""
     check_split(split)
     previous = find_batch(conn, project_id, content_hash)
     if previous is not None:
@@ -108,6 +125,8 @@ def create_batch(
                 split=split,
                 n_sentences=0,
                 created_at=utcnow(),
+                state=state,
+                updated_at=utcnow(),
             )
             .returning(ImportBatch.id)
         ).scalar_one()
@@ -151,14 +170,63 @@ def add_sentences(
 
 
 def finish_batch(conn: Connection, batch_id: int, n_sentences: int) -> None:
-    """Record the number of sentences a batch brought."""
+    """Record the number of sentences a batch brought (so far, while it is staged)."""
     conn.execute(
-        update(ImportBatch).where(ImportBatch.id == batch_id).values(n_sentences=n_sentences)
+        update(ImportBatch)
+        .where(ImportBatch.id == batch_id)
+        .values(n_sentences=n_sentences, updated_at=utcnow())
     )
 
 
+def staged_sentence_ids(conn: Connection, batch_id: int) -> list[int]:
+    """Ids of a batch's sentences in file order (to resume an import of annotations)."""
+    query = select(Sentence.id).where(Sentence.batch_id == batch_id).order_by(Sentence.position)
+    return list(conn.execute(query).scalars())
+
+
+def publish_batches(conn: Connection, batch_ids: Sequence[int]) -> None:
+    """Make staged batches visible, all at once (one small update in the caller's transaction)."""
+    conn.execute(
+        update(ImportBatch).where(ImportBatch.id.in_(list(batch_ids))).values(state="done")
+    )
+
+
+def incomplete_imports(engine: Engine, project_id: int) -> list[BatchInfo]:
+    """The project's imports that are running or were interrupted (their sentences invisible);
+    each can be resumed by importing the same file again, or deleted (:func:`discard_import`)."""
+    return [b for b in list_import_batches(engine, project_id) if not b.complete]
+
+
+def discard_import(engine: Engine, batch_id: int, chunk: int = 2000) -> int:
+    """Delete an unfinished import and its staged sentences in short transactions (a finished
+    import is refused: its sentences may carry labels); returns the sentences deleted."""
+    with read_transaction(engine) as conn:
+        state = conn.execute(
+            select(ImportBatch.state).where(ImportBatch.id == batch_id)
+        ).scalar_one_or_none()
+    if state is None:
+        raise NotFoundError(f"no import with id {batch_id}")
+    if state == "done":
+        raise InvalidValueError(f"import #{batch_id} is finished; only unfinished ones are deleted")
+    deleted = 0
+    while True:
+        with write_transaction(engine) as conn:
+            ids = select(Sentence.id).where(Sentence.batch_id == batch_id).limit(chunk)
+            n = conn.execute(
+                delete(Sentence).where(Sentence.id.in_(ids.scalar_subquery()))
+            ).rowcount
+            if not n:
+                conn.execute(
+                    delete(ImportBatch).where(
+                        ImportBatch.id == batch_id, ImportBatch.state != "done"
+                    )
+                )
+                return deleted
+        deleted += n
+
+
 def list_import_batches(engine: Engine, project_id: int) -> list[BatchInfo]:
-    """The imports of a project in order."""
+    """The imports of a project in order (unfinished ones included: see ``complete``)."""
     with read_transaction(engine) as conn:
         rows = conn.execute(
             select(*_BATCH_COLUMNS)
@@ -213,7 +281,7 @@ def iter_sentences(
     engine: Engine, project_id: int, split: str | None = None, batch_size: int = 1000
 ) -> Iterator[StoredSentence]:
     """Stream a project's sentences in import order (all, or one split), without loading all."""
-    query = select(*_SENTENCE_COLUMNS).where(Sentence.project_id == project_id)
+    query = select(*_SENTENCE_COLUMNS).where(in_project(project_id))
     if split is not None:
         query = query.where(Sentence.split == check_split(split))
     query = query.order_by(Sentence.batch_id, Sentence.position)
@@ -232,7 +300,7 @@ def list_sentences(
 
 def count_sentences(engine: Engine, project_id: int, split: str | None = None) -> int:
     """How many sentences a project (or one of its splits) holds."""
-    query = select(func.count()).select_from(Sentence).where(Sentence.project_id == project_id)
+    query = select(func.count()).select_from(Sentence).where(in_project(project_id))
     if split is not None:
         query = query.where(Sentence.split == check_split(split))
     with read_transaction(engine) as conn:
@@ -241,7 +309,7 @@ def count_sentences(engine: Engine, project_id: int, split: str | None = None) -
 
 def sentence_ids(engine: Engine, project_id: int, split: str | None = None) -> list[int]:
     """Ids of a project's sentences (all, or one split), in id order."""
-    query = select(Sentence.id).where(Sentence.project_id == project_id)
+    query = select(Sentence.id).where(in_project(project_id))
     if split is not None:
         query = query.where(Sentence.split == check_split(split))
     with read_transaction(engine) as conn:

@@ -16,6 +16,20 @@ REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "correct horse battery"
 
 
+@pytest.fixture(autouse=True)
+def _kernels_ready(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """AppTest runs serve from the live session at once: the model's code is taken as prepared
+    (``ui.prepare``'s own tests and the browser tests, on a real server, prepare it for real)."""
+    from ui import prepare
+
+    monkeypatch.setattr(prepare, "start", lambda: None)
+    was = prepare._READY.is_set()
+    prepare._READY.set()
+    yield
+    if not was:
+        prepare._READY.clear()
+
+
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
     """An empty, migrated store that the app (``CWAL_DATABASE_URL``) and the test share."""

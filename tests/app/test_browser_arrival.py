@@ -103,3 +103,35 @@ def test_keys_work_on_arrival_without_a_click(tmp_path: Path) -> None:
         harness.wait_ready(page)
         assert page.evaluate(FOCUSED) is not None, "no focus after the back button"
         label_first_token_and_submit(page, s.engine, "LOC")
+
+
+def test_first_submits_on_a_fresh_install_are_saved_while_the_model_is_prepared(
+    tmp_path: Path,
+) -> None:
+    """A fresh install: empty numba cache, so compiling takes a minute or more. The annotator
+    labels at once: each answer is confirmed and in the store while the notice still says the
+    model is being prepared; once it is ready, the live model has learned every one of them."""
+    s = fresh_store(tmp_path)
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    env = {"NUMBA_CACHE_DIR": str(cache)}
+    notice = "Preparing the model"
+    with harness.app_server(s.url, tmp_path, env=env) as base, harness.chromium() as page:
+        harness.sign_in(page, base, "arno", PASSWORD)
+        harness.wait_ready(page)
+        page.get_by_text(notice).wait_for()
+        saved = []
+        for type_ in ("PER", "ORG", "LOC", "MISC"):
+            saved.append(label_first_token_and_submit(page, s.engine, type_))
+            assert page.get_by_text(notice).is_visible(), "the save waited for the model"
+        assert harness.tokens(page), "a next sentence is shown"
+        page.get_by_text(notice).wait_for(state="detached", timeout=900_000)  # a hang guard
+        for _ in range(3):  # the sentences leased before the model was ready ...
+            label_first_token_and_submit(page, s.engine, "PER")
+        info = page.locator(".cw-info").inner_text()  # ... then one the live model chose
+        assert "being prepared" not in info
+        version = int(info.split("model v")[1].split(" ")[0])  # the model when it was leased
+        assert version > len(saved), info  # it had learned the labels saved during the wait
+    assert [repo.annotation_history(s.engine, sid)[-1].status for sid in saved] == [
+        "submitted"
+    ] * len(saved)

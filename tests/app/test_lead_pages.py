@@ -170,6 +170,10 @@ def test_a_few_labels(store, users, demo) -> None:
     dash = run_lead(PAGES[0], users.lead.id)
     metrics = {m.label: m.value for m in dash.metric}
     assert metrics["Labeled sentences"] == "8 / 320" and metrics["Model version"] == "8"
+    estimate = next(m for m in dash.metric if m.label == "Expected pool accuracy")
+    low, high = (float(x.rstrip("%")) for x in estimate.delta.split(",")[0].split(" – "))
+    assert low <= float(estimate.value.rstrip("%")) <= high
+    assert estimate.delta.endswith("rests on 0 labels")  # served logs carry no keys: the prior
     assert charts_of(dash) == 5  # learning curve, measured vs expected, 2 throughput, labels
     assert any("Stopping signal: needs two" in c.value for c in dash.caption)  # no checkpoint yet
     pace = dash.dataframe[0].value

@@ -6,8 +6,12 @@ page file directly, which is also how the role checks inside each page are exerc
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import pytest
 
+from cwal.io.corpus import FORMAT_NAMES, WRITE_FORMATS
 from db import repository as repo
 from tests.app.conftest import PASSWORD, app, editor_data
 from tests.app.fakes import FakeSession
@@ -166,11 +170,50 @@ def test_add_files_page(store, users, demo) -> None:
     assert repo.count_sentences(store.engine, demo, "pool") == 321
 
 
+def test_add_files_page_deletes_an_unfinished_import(store, users, demo) -> None:
+    from cwal.io import Sentence
+    from db.engine import write_transaction
+    from db.repository.sentences import add_sentences, create_batch, finish_batch
+
+    with write_transaction(store.engine) as conn:  # what a killed import leaves behind
+        batch = create_batch(conn, demo, "big.conll", "f" * 64, "conll", "pool", state="importing")
+        add_sentences(conn, demo, batch, "big.conll", "pool", 0, [Sentence(["x"], ["O"])] * 3)
+        finish_batch(conn, batch, 3)
+    assert repo.count_sentences(store.engine, demo, "pool") == 320  # staged: invisible
+    at = app("pages/add_files.py", user=users.lead).run()
+    assert any("is unfinished: 3 sentences staged" in w.value for w in at.warning)
+    next(b for b in at.button if b.label == f"Delete unfinished import #{batch}").click().run()
+    assert not at.exception and not at.warning
+    assert repo.incomplete_imports(store.engine, demo) == []
+
+
 def test_export_page(store, users, demo) -> None:
     at = app(user=users.lead).run()
     at.switch_page("pages/export.py").run()
     assert not at.exception
-    assert [b.label for b in at.get("download_button")] == ["Download CONLL", "Export backup"]
+    assert [b.label for b in at.get("download_button")] == [
+        "Download CoNLL columns",
+        "Export backup",
+    ]
+    assert list(at.selectbox[-1].options) == [FORMAT_NAMES[f] for f in WRITE_FORMATS]
+    at.selectbox[-1].set_value("prodigy").run()
+    assert not at.exception
+    assert at.get("download_button")[0].label == "Download Prodigy JSONL"
+
+
+def test_add_files_page_takes_a_zip_of_brat_documents(store, users, demo) -> None:
+    at = app(user=users.lead).run()
+    at.switch_page("pages/add_files.py").run()
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as z:
+        z.writestr("docs/a.txt", "Kaia Vossholt smiled.\nShe left Nundvik.\n")
+        z.writestr("docs/a.ann", "T1\tPER 0 13\tKaia Vossholt\nT2\tLOC 31 38\tNundvik\n")
+    at.file_uploader[0].upload("docs.zip", data.getvalue())
+    next(b for b in at.button if b.label == "Add file").click().run()
+    assert not at.exception and not at.error
+    assert repo.count_sentences(store.engine, demo, "pool") == 322
+    stored = repo.list_sentences(store.engine, demo)[-2:]
+    assert [s.gold_tags for s in stored] == [["B-PER", "I-PER", "O", "O"], ["O", "O", "B-LOC", "O"]]
 
 
 def test_users_page_adds_an_annotator(store, users) -> None:

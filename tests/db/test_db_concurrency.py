@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import func, select
 
 from db.imports import import_file
-from db.models import Annotation, ImportBatch, Lease, Sentence
+from db.models import Annotation, Lease, Sentence
 from db.repository import (
     add_user,
     annotation_history,
@@ -140,25 +140,6 @@ def test_annotators_racing_for_a_small_pool_take_each_sentence_once(
     assert sorted(sentences) == sorted(set(sentences))
     assert len(sentences) == 60
     assert _count(engine, Annotation) == 60
-
-
-def test_import_killed_midway_leaves_no_trace(backend, engine, corpus, snapshot, tmp_path):
-    project = create_project(engine, "crash", {"tagset": None})
-    import_file(engine, project, corpus(10, "earlier.conll", start=10**6))
-    before = snapshot(engine)
-    big = corpus(5000, "big.conll")
-    marker = tmp_path / "import.marker"
-    proc = _spawn(backend, "import", project, big, marker)
-    _wait_for(marker, proc)
-    assert int(marker.read_text()) >= 200  # rows were written inside the open transaction
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
-    assert snapshot(engine) == before
-    assert _count(engine, ImportBatch, ImportBatch.source_name == str(big)) == 0
-    # the killed import's content hash was not kept: importing the file now works
-    assert import_file(engine, project, big).n_sentences == 5000
-    assert _count(engine, Sentence, Sentence.project_id == project) == 5010
 
 
 def test_submission_survives_a_kill_right_after_it_returns(backend, engine, corpus, tmp_path):

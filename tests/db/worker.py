@@ -6,6 +6,8 @@ Modes (``url`` and ``schema`` name the test's database; schema ``-`` means none)
   then write one JSON line per event (lease / submit with ids and times) to ``out``.
 * ``import url schema project path marker``: import a file; after the first chunk is stored
   (inside the open transaction) touch ``marker`` and stall, waiting to be killed.
+* ``bigimport url schema project path marker``: import a file in full; touch ``marker`` after
+  the first chunk and write ``{"n": sentences, "t": end time}`` to ``marker.done`` at the end.
 * ``submit url schema sentence user marker``: submit one annotation, write its id to ``marker``,
   then stall, waiting to be killed.
 """
@@ -60,6 +62,19 @@ def stalled_import(url: str, schema: str, project: int, path: str, marker: Path)
     import_file(engine, project, path, progress=progress, chunk_size=200)
 
 
+def full_import(url: str, schema: str, project: int, path: str, marker: Path) -> None:
+    engine = _engine(url, schema)
+
+    def progress(p: ImportProgress) -> None:
+        if not marker.exists():
+            marker.write_text(str(p.sentences))
+
+    result = import_file(engine, project, path, progress=progress)
+    done = {"n": result.n_sentences, "t": time.time()}
+    marker.with_suffix(".done").write_text(json.dumps(done))
+    engine.dispose()
+
+
 def submit_then_stall(url: str, schema: str, sentence: int, user: int, marker: Path) -> None:
     engine = _engine(url, schema)
     tags = get_sentence(engine, sentence).gold_tags
@@ -76,6 +91,9 @@ def main(argv: list[str]) -> None:
     elif mode == "import":
         project, path, marker = rest
         stalled_import(url, schema, int(project), path, Path(marker))
+    elif mode == "bigimport":
+        project, path, marker = rest
+        full_import(url, schema, int(project), path, Path(marker))
     elif mode == "submit":
         sentence, user, marker = rest
         submit_then_stall(url, schema, int(sentence), int(user), Path(marker))

@@ -43,8 +43,7 @@ def test_live_queue_order_is_the_strategy_order(make_project, name) -> None:
         Sentence(list(s.tokens), None, dict(s.columns))
         for s in live.store.pool_sentences(scored.candidates)
     ]
-    s = live.live.s_fixed if name == "kd-fixed" else live.live.s_pc
-    params = {"k": 10, "s": s} if name in DRAWN else {}
+    params = {"k": 10, "s": scored.s} if name in DRAWN else {}
     strategy = make_strategy(name, **params)
     ranking = strategy.rank(live.model, sentences, scored.seed, scored.candidates, LIVE_BLOCK)
     assert [scored.candidates[i] for i in ranking.order[:50]] == scored.ranked[:50]

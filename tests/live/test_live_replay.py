@@ -136,30 +136,37 @@ def _gold_for(live, p, user):
     return sug.sentence_id, p.gold[sug.sentence_id], p.users[user]
 
 
-def test_a_consolidation_stores_the_records_calibration_map(make_project) -> None:
-    """The checkpoint carries the isotonic map of the prequential record at the chosen s; the
-    lead views' model state reads it and maps confidences through it."""
+def test_one_calibrated_confidence_from_the_first_label(make_project) -> None:
+    """The shading, the logged record and the lead views' estimate all go through one map:
+    Delta through sigmoid(a + b log1p(Delta)) fitted on the store's prequential record."""
     import numpy as np
 
     from cwal import reports
-    from cwal.confidence.calibration import CalibrationMap
-    from cwal.live import CheckpointMeta
-    from db.repository import get_project
+    from cwal.confidence import estimate
+    from cwal.confidence.calibration import MarginMap
+    from cwal.io import Sentence
+    from db.repository import calibration_frame, calibration_keys
+    from db.repository.analysis import current_model
 
     p = make_project(consolidation_interval=7)
     live = p.session()
-    annotate(live, p, "ann", 17)
+    annotate(live, p, "ann", 10)
     live.wait_idle()
-    meta = list_checkpoints(p.engine, p.id)[-1]
-    cal = CalibrationMap.from_dict(meta.info["calibration_pc"])
-    assert cal is not None and cal.tokens > 0
-    assert cal.y[0] >= 0.0 and cal.y[-1] <= 1.0 and list(cal.y) == sorted(cal.y)
-    state = reports.checkpoint_state(
-        get_project(p.engine, p.id).settings,
-        CheckpointMeta(meta.id, meta.last_annotation_id, dict(meta.info)),
-        get_checkpoint(p.engine, meta.id).state,
+    record = calibration_keys(p.engine, p.id)
+    assert len(record) == 9  # every label but the first (the model knew nothing yet)
+    frame = calibration_frame(p.engine, p.id)
+    for (_, correct), row in zip(record, frame.itertuples(), strict=True):
+        assert correct == [a == b for a, b in zip(row.tags, row.truth, strict=True)]
+    fitted = MarginMap.fit(record)
+    assert live.calibration == fitted and fitted.labels == 9
+    (sug,) = live.next(p.users["bob"])
+    margin = estimate(live.model, [Sentence(sug.tokens, None, sug.columns)], "delta").margin
+    assert np.allclose(sug.confidence, fitted(margin))
+    assert sug.least_confident == int(np.argmin(margin))
+    state = current_model(p.engine, p.id)
+    assert state.calibration == fitted
+    assert state.expected_accuracy(margin) == float(np.mean(fitted(margin)))
+    assert reports.pool_estimate(live.model, [Sentence(sug.tokens)], fitted)["pool_estimate"] == (
+        pytest.approx(float(np.mean(fitted(margin))))
     )
-    assert state.calibration == cal
-    conf = np.array([0.0, 0.5, 1.0])
-    assert state.expected_accuracy(conf) == float(np.mean(cal(conf)))
     live.close()

@@ -1,0 +1,123 @@
+"""Imports never block annotators and never show half a corpus: sentences are staged in short
+transactions and published at once; a killed import is invisible, then resumed or deleted."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+import db.imports as imports_module
+from db.imports import ImportRunningError, import_file
+from db.models import Annotation, ImportBatch, Sentence
+from db.repository import (
+    add_user,
+    count_sentences,
+    create_project,
+    discard_import,
+    incomplete_imports,
+    iter_sentences,
+    list_sentences,
+    project_counts,
+    unlabeled_pool_ids,
+)
+from tests.db.test_db_concurrency import _count, _run_annotators, _spawn, _wait_for
+
+
+def _killed_import(backend, engine, project: int, path: Path, tmp_path: Path) -> None:
+    """Start an import in a process and SIGKILL it once a chunk is staged."""
+    marker = tmp_path / f"{path.stem}.marker"
+    proc = _spawn(backend, "import", project, path, marker)
+    _wait_for(marker, proc)
+    assert int(marker.read_text()) >= 200  # rows were committed before the kill
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def test_a_killed_import_is_invisible_and_can_be_deleted(
+    backend, engine, corpus, snapshot, tmp_path
+):
+    project = create_project(engine, "crash", {"tagset": None})
+    import_file(engine, project, corpus(10, "earlier.conll", start=10**6))
+    before = snapshot(engine)
+    visible = [s.id for s in list_sentences(engine, project)]
+    big = corpus(5000, "big.conll")
+    _killed_import(backend, engine, project, big, tmp_path)
+    # staged rows exist, yet no query shows them
+    (unfinished,) = incomplete_imports(engine, project)
+    staged = _count(engine, Sentence, Sentence.batch_id == unfinished.id)
+    assert staged == unfinished.n_sentences >= 200 and not unfinished.complete
+    assert [s.id for s in list_sentences(engine, project)] == visible
+    assert count_sentences(engine, project) == 10
+    assert project_counts(engine, project).pool == 10
+    assert unlabeled_pool_ids(engine, project) == visible
+    with pytest.raises(ImportRunningError, match="being imported"):  # written seconds ago
+        import_file(engine, project, big)
+    assert discard_import(engine, unfinished.id) == staged
+    assert snapshot(engine) == before
+    assert import_file(engine, project, big).n_sentences == 5000
+    assert count_sentences(engine, project) == 5010
+
+
+def test_a_killed_import_resumes_where_it_stopped(
+    backend, engine, corpus, tmp_path, monkeypatch
+) -> None:
+    project = create_project(engine, "resume", {"tagset": None})
+    big = corpus(3000, "big.conll")
+    _killed_import(backend, engine, project, big, tmp_path)
+    (unfinished,) = incomplete_imports(engine, project)
+    monkeypatch.setattr(imports_module, "RUNNING_SECONDS", 0.0)  # the killed writer is gone
+    result = import_file(engine, project, big)
+    assert result.batch_id == unfinished.id and result.n_sentences == 3000
+    assert incomplete_imports(engine, project) == []
+    # independent truth: the file read again, sentence by sentence, in order, once each
+    fresh = create_project(engine, "reference", {"tagset": None})
+    import_file(engine, fresh, big)
+    got = [(s.position, s.line, s.tokens, s.gold_tags) for s in iter_sentences(engine, project)]
+    want = [(s.position, s.line, s.tokens, s.gold_tags) for s in iter_sentences(engine, fresh)]
+    assert got == want and len(got) == 3000
+
+
+def test_a_refused_file_leaves_nothing_staged(backend, engine, corpus, snapshot, tmp_path):
+    project = create_project(engine, "refused", {"tagset": None})
+    before = snapshot(engine)
+    bad = tmp_path / "bad.conll"
+    bad.write_text(corpus(1200, "ok.conll").read_text() + "lonely\n\n", encoding="utf-8")
+    with pytest.raises(Exception, match="bad.conll"):
+        import_file(engine, project, bad, chunk_size=100)  # 12 chunks written, then the error
+    assert snapshot(engine) == before
+
+
+@pytest.mark.slow
+def test_annotators_submit_while_a_big_import_runs(backend, engine, corpus, tmp_path) -> None:
+    project = create_project(engine, "busy", {"tagset": None})
+    import_file(engine, project, corpus(8 * 30 + 50, "first.conll"))
+    users = [add_user(engine, f"busy{k}", "pw") for k in range(8)]
+    big = corpus(60_000, "big.conll", start=10**6)
+    marker = tmp_path / "big.marker"
+    importer = _spawn(backend, "bigimport", project, big, marker)
+    _wait_for(marker, importer, timeout=120)
+    logs, _ = _run_annotators(backend, project, users, 30, tmp_path)
+    seen = set()
+    while importer.poll() is None:  # a reader during the import sees all of it or none
+        seen.add(count_sentences(engine, project))
+        time.sleep(0.05)
+    importer.communicate(timeout=600)
+    assert importer.returncode == 0
+    done = json.loads(marker.with_suffix(".done").read_text())
+    submits = [e for events in logs for e in events if e["event"] == "submit"]
+    assert len(submits) == 8 * 30  # 0 failed: every annotator process ended normally
+    assert max(e["t"] for e in submits) < done["t"]  # they all ran while the import did
+    with engine.connect() as conn:
+        stored = conn.execute(select(func.count()).select_from(Annotation)).scalar_one()
+        batches = conn.execute(select(ImportBatch.state, ImportBatch.n_sentences)).all()
+    assert stored == 8 * 30  # 0 lost
+    assert sorted(batches) == [("done", 290), ("done", 60_000)]
+    assert 290 in seen and seen <= {290, 60_290}  # never half a corpus
+    assert count_sentences(engine, project) == 60_290
