@@ -23,7 +23,7 @@ from cwal.live import (
 )
 from db import repository as repo
 from db.engine import open_database
-from db.repository.base import BUSY_POLL_MS, retry_busy
+from db.repository.base import BUSY_TRY_MS, retry_busy
 
 
 def _row(e: repo.AnnotationEvent) -> LogRow:
@@ -99,7 +99,7 @@ class SqlStore:
         ranked = None if ranked_ids is None else list(ranked_ids)
         return retry_busy(
             lambda: repo.lease_many(
-                self.engine, project_id, annotator_id, n, ranked, ttl=ttl, busy_ms=BUSY_POLL_MS
+                self.engine, project_id, annotator_id, n, ranked, ttl=ttl, busy_ms=BUSY_TRY_MS
             ),
             "lease",
         )
