@@ -130,9 +130,9 @@ def check_time(value: datetime | None) -> datetime:
 _RETRY_SQLSTATES = frozenset({"40001", "40P01", "55P03"})
 BUSY_WAIT_S = 10.0
 """How long an annotator's write keeps retrying a busy database before giving up."""
-BUSY_POLL_MS = 2
-"""The lock wait of one try (SQLite): the next try follows within a few ms."""
-_MAX_SLEEP_S = 0.01
+BUSY_TRY_MS = 2000
+"""The lock wait of one try on SQLite (its own busy handler); the next try follows a backoff."""
+_MAX_SLEEP_S = 0.05
 
 
 def is_busy(exc: OperationalError) -> bool:
@@ -148,9 +148,9 @@ T = TypeVar("T")
 
 
 def retry_busy(write: Callable[[], T], what: str = "write") -> T:
-    """``write()`` retried on a busy database with jittered backoff (1 ms doubling to 10 ms)
-    for at most ``BUSY_WAIT_S``; then ``DatabaseBusyError``. ``write`` should open its
-    transaction with ``busy_ms=BUSY_POLL_MS`` so that each try waits only briefly."""
+    """``write()`` retried on a busy database with jittered backoff (1 ms doubling to 50 ms)
+    for at most ``BUSY_WAIT_S``; then ``DatabaseBusyError``. ``write`` opens its transaction
+    with ``busy_ms=BUSY_TRY_MS``, so that on SQLite one try waits at most that long."""
     deadline = time.monotonic() + BUSY_WAIT_S
     delay = 0.001
     while True:

@@ -153,13 +153,15 @@ def test_a_busy_database_is_retried_then_reported(tmp_path: Path, monkeypatch) -
     path = tmp_path / "cwal.sqlite3"
     user, ids = _filled(path)
     monkeypatch.setattr(base_module, "BUSY_WAIT_S", 1.0)
+    monkeypatch.setattr(base_module, "BUSY_TRY_MS", 100)  # (imported by name: patch the users)
+    monkeypatch.setattr("db.repository.annotations.BUSY_TRY_MS", 100)
     eng = make_engine(f"sqlite:///{path}")
     holder = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock ...
 
     def release() -> None:
         time.sleep(0.3)
-        holder.execute("COMMIT")  # ... for much longer than one try waits (BUSY_POLL_MS)
+        holder.execute("COMMIT")  # ... for a while
 
     t = threading.Thread(target=release)
     t.start()
