@@ -18,6 +18,7 @@ prepare.start()  # once per process: the model's compiled code, before the first
 ANNOTATOR_PAGES = [
     st.Page("pages/annotate.py", title="Annotate", icon=":material/edit:", default=True),
     st.Page("pages/progress.py", title="My progress", icon=":material/trending_up:"),
+    st.Page("pages/guidelines.py", title="Guidelines", icon=":material/menu_book:"),
 ]
 # The lead pages; later issues append theirs (dashboard, error analysis, review, ...) here.
 LEAD_PAGES = [

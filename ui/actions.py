@@ -213,6 +213,26 @@ def discard_import(actor: repo.UserInfo, project_id: int, batch_id: int) -> int:
     return repo.discard_import(state.engine(), batch_id)
 
 
+@project_lead_only
+def save_guidelines(actor: repo.UserInfo, project_id: int, text: str) -> int:
+    """Store a new version of the project's guidelines (Markdown); its version number."""
+    return repo.save_guidelines(state.engine(), project_id, actor.id, text)
+
+
+@project_lead_only
+def resolve_flag(actor: repo.UserInfo, project_id: int, flag_id: int, resolution: str) -> bool:
+    """Close an open flag of the project with a note."""
+    return repo.resolve_flag(state.engine(), project_id, flag_id, actor.id, resolution)
+
+
+@project_role_only("lead", "reviewer", "annotator")
+def flag_sentence(actor: repo.UserInfo, project_id: int, sentence_id: int, comment: str) -> int:
+    """Any member flags a sentence of the project with a comment for the leads."""
+    if repo.get_sentence(state.engine(), sentence_id).project_id != project_id:
+        raise repo.NotFoundError(f"sentence {sentence_id} is not in this project")
+    return repo.add_flag(state.engine(), sentence_id, actor.id, comment)
+
+
 def backup_hint() -> str | None:
     """None when the app can take a backup itself (SQLite); else how to take one (pg_dump)."""
     return None if state.engine().url.get_backend_name() == "sqlite" else backups.PG_HINT
@@ -240,5 +260,7 @@ LEAD_ACTIONS = (
     accounts,
     backup_database,
     set_overlap,
+    save_guidelines,
+    resolve_flag,
     discard_import,
 )

@@ -13,8 +13,23 @@ import streamlit as st
 from cwal.io import schemes
 from cwal.measures import agreement as ag
 from db import repository as repo
-from ui import state
+from ui import auth, state
 from ui.charts import tips
+from ui.safe import md
+
+
+def open_team_page(
+    title: str, *roles: str, refusal: str = "This page is for the project's leads and reviewers."
+) -> tuple[repo.UserInfo, repo.ProjectInfo]:
+    """The header of a team page: stop unless the user's role on the current project is one of
+    ``roles`` (or there is no project); else the title, the project's name, (user, project)."""
+    user, project = auth.require_project_role(*roles, refusal=refusal)
+    st.title(title)
+    if project is None:
+        st.info("There is no project yet: create one on the Projects page.")
+        st.stop()
+    st.caption(md(project.name))
+    return user, project
 
 
 @st.cache_data(max_entries=16, show_spinner="Computing agreement…")
@@ -82,3 +97,31 @@ def majority(versions: Sequence[Sequence[str]], scheme: str) -> list[str]:
         if all(span[2] <= o[1] or o[2] <= span[1] for o in chosen):
             chosen.append(span)
     return schemes.from_spans(sorted(chosen, key=lambda s: s[1]), len(versions[0]), scheme)
+
+
+def guidelines_and_flag(user: repo.UserInfo, project_id: int, sentence_id: int | None) -> None:
+    """Under the editor: the newest guidelines in an expander (key G opens it) and a form to
+    flag the sentence on screen with a comment (key F puts the cursor in it)."""
+    from ui import actions  # actions imports state too; kept local to stay a leaf here
+
+    latest = repo.latest_guidelines(state.engine(), project_id)
+    title = f"Guidelines (version {latest.version}) · key G" if latest else "Guidelines · key G"
+    with st.expander(title):
+        if latest is None:
+            st.caption("No guidelines yet: a lead writes them on the Guidelines page.")
+        else:
+            st.markdown(latest.text)  # Markdown without HTML
+    if sentence_id is None:
+        return
+    with st.form(f"cw-flag-{project_id}", clear_on_submit=True):
+        comment = st.text_input(
+            f"Flag sentence #{sentence_id}: what is doubtful? (key F)", max_chars=2000
+        )
+        sent = st.form_submit_button("Flag sentence")
+    if sent:
+        try:
+            actions.flag_sentence(user, project_id, sentence_id, comment)
+        except repo.StoreError as exc:
+            st.error(str(exc))
+        else:
+            st.caption(f"Flagged sentence #{sentence_id} for the leads.")

@@ -10,7 +10,7 @@ from db import repository as repo
 from tests.app.conftest import REPO, app
 from ui import actions, auth
 
-OPEN_PAGES = {"login.py", "annotate.py", "progress.py"}
+OPEN_PAGES = {"login.py", "annotate.py", "progress.py", "guidelines.py"}
 LEAD_PAGES = sorted(p.name for p in (REPO / "pages").glob("*.py") if p.name not in OPEN_PAGES)
 INTERACTIVE = ("button", "download_button", "file_uploader", "text_input", "dataframe", "form")
 
@@ -60,6 +60,8 @@ def _arguments(name: str, project_id: int, user_id: int) -> tuple:
         "list_members": (project_id,),
         "accounts": (project_id,),
         "set_overlap": (project_id, 0.5, 2),
+        "save_guidelines": (project_id, "# Rules"),
+        "resolve_flag": (project_id, 1, "fixed"),
         "backup_database": (),
         "discard_import": (project_id, 1),
     }[name]

@@ -7,7 +7,7 @@ import pytest
 
 from db import repository as repo
 from db.store import SqlStore
-from tests.app.conftest import PASSWORD, app
+from tests.app.conftest import PASSWORD, app, editor_data
 
 A = ["B-PER", "I-PER", "O", "B-LOC"]
 B = ["B-PER", "O", "O", "B-LOC"]
@@ -85,3 +85,32 @@ def test_adjudication_edit_is_checked_and_stored(store, users, demo, team):
     next(b for b in at.button if b.label == "Save as gold").click().run()
     (gold,) = repo.current_annotations(store.engine, demo)
     assert gold.tags == edited
+
+
+def test_guidelines_written_by_the_lead_reach_the_annotator_and_flags_come_back(
+    store, users, demo, fake_live
+):
+    at = app("pages/guidelines.py", user=users.lead).run()
+    at.text_area[0].set_value("# Rules\n\nTag <b>persons</b> as **PER**.")
+    next(b for b in at.button if b.label == "Save as a new version").click().run()
+    assert not at.exception
+    assert repo.latest_guidelines(store.engine, demo).version == 1
+    ann = app("pages/annotate.py", user=users.annotator).run()
+    assert not ann.exception
+    (box,) = [e for e in ann.expander if e.label.startswith("Guidelines (version 1)")]
+    shown = [m.value for m in box.markdown]
+    assert "# Rules\n\nTag <b>persons</b> as **PER**." in shown  # st.markdown: no raw HTML
+    sid = editor_data(ann)["sid"]
+    flag = next(t for t in ann.text_input if t.label.startswith(f"Flag sentence #{sid}"))
+    flag.set_value("Is Acme a person?")
+    next(b for b in ann.button if b.label == "Flag sentence").click().run()
+    (f,) = repo.list_flags(store.engine, demo)
+    assert (f.sentence_id, f.author, f.comment) == (sid, "arno", "Is Acme a person?")
+    lead = app("pages/guidelines.py", user=users.lead).run()
+    assert lead.dataframe[0].value["comment"].tolist() == ["Is Acme a person?"]
+    lead.text_input[0].set_value("Not a person: ORG")
+    next(b for b in lead.button if b.label == "Resolve").click().run()
+    assert repo.list_flags(store.engine, demo) == []
+    # the annotator reads the guidelines but gets no editor and no flags list
+    reader = app("pages/guidelines.py", user=users.annotator).run()
+    assert not reader.text_area and not reader.dataframe
