@@ -123,34 +123,19 @@ def _record(
     seconds: float | None,
     now: datetime | None,
 ) -> int:
-    now = check_time(now)
-    seconds = check_seconds(seconds)
+    params = {"sentence_id": sentence_id, "user_id": annotator_id,
+              "seconds": check_seconds(seconds), "now": check_time(now)}  # fmt: skip
     what = "label" if statement is _SUBMIT else "skip"
-    return retry_busy(
-        lambda: _write(engine, statement, sentence_id, annotator_id, tags, seconds, now), what
-    )
+    return retry_busy(lambda: _write(engine, statement, tags, params), what)
 
 
-def _write(
-    engine: Engine,
-    statement: Any,
-    sentence_id: int,
-    annotator_id: int,
-    tags: Sequence[str] | None,
-    seconds: float | None,
-    now: datetime,
-) -> int:
+def _write(engine: Engine, statement: Any, tags: Sequence[str] | None, given: dict) -> int:
+    """One try of a submit or skip (``given``: sentence_id, user_id, seconds, now)."""
+    sentence_id, annotator_id, now = given["sentence_id"], given["user_id"], given["now"]
     with write_transaction(engine, busy_ms=BUSY_TRY_MS) as conn:
         project_id, n_tokens, settings = _context(conn, sentence_id, annotator_id)
         checked = None if tags is None else check_tags(tags, n_tokens, settings)
-        params = {
-            "project_id": project_id,
-            "sentence_id": sentence_id,
-            "user_id": annotator_id,
-            "tags": checked,
-            "seconds": seconds,
-            "now": now,
-        }
+        params = {**given, "project_id": project_id, "tags": checked}
         if statement is _SUBMIT and wants_version(conn, sentence_id):
             annotation_id = _insert(conn, **_version_row(params))
             conn.execute(_RELEASE, params)
