@@ -38,6 +38,7 @@ from db.repository.leases import (
     lease_many,
     lease_next,
     release_lease,
+    release_leases,
     renew_lease,
 )
 from db.repository.members import (
@@ -82,6 +83,7 @@ from db.repository.sentences import (
     sentence_ids,
     unlabeled_pool_ids,
 )
+from db.repository.sessions import SESSION_DAYS, create_session, revoke_session, session_user
 from db.repository.simulations import (
     CurvePointInput,
     SimulationRunInfo,
@@ -116,6 +118,10 @@ from db.repository.users import (
 )
 
 __all__ = [
+    "SESSION_DAYS",
+    "create_session",
+    "revoke_session",
+    "session_user",
     "ADMIN_ROLE",
     "AnnotationEvent",
     "AnnotatorStats",
@@ -194,6 +200,7 @@ __all__ = [
     "remove_member",
     "prune_checkpoints",
     "release_lease",
+    "release_leases",
     "renew_lease",
     "retractions",
     "save_checkpoint",
