@@ -18,6 +18,7 @@ prepare.start()  # once per process: the model's compiled code, before the first
 ANNOTATOR_PAGES = [
     st.Page("pages/annotate.py", title="Annotate", icon=":material/edit:", default=True),
     st.Page("pages/progress.py", title="My progress", icon=":material/trending_up:"),
+    st.Page("pages/guidelines.py", title="Guidelines", icon=":material/menu_book:"),
 ]
 # The lead pages; later issues append theirs (dashboard, error analysis, review, ...) here.
 LEAD_PAGES = [
@@ -28,6 +29,11 @@ LEAD_PAGES = [
     st.Page("pages/add_files.py", title="Files & settings", icon=":material/upload_file:"),
     st.Page("pages/export.py", title="Export", icon=":material/download:"),
     st.Page("pages/members.py", title="Members", icon=":material/groups:"),
+]
+# Reviewers (and leads) settle disagreements between independent annotators.
+REVIEW_PAGES = [
+    st.Page("pages/agreement.py", title="Agreement", icon=":material/handshake:"),
+    st.Page("pages/adjudication.py", title="Adjudication", icon=":material/gavel:"),
 ]
 # The administrator's pages (a user whose account role is lead): every project, every account.
 ADMIN_PAGES = [
@@ -79,6 +85,8 @@ if user is None:
 else:
     role = sidebar(user)
     sections = {"Annotation": ANNOTATOR_PAGES}
+    if user.role == "lead" or role in ("lead", "reviewer"):
+        sections["Review"] = REVIEW_PAGES
     if user.role == "lead" or role == "lead":
         sections["Lead"] = LEAD_PAGES
     if user.role == "lead":

@@ -105,6 +105,7 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
         strategies=tuple(args.strategies),
         seeds=seeds,
         budget=300 if quick else args.budget,
+        budget_words=args.budget_words,
         mode=args.mode,
         epochs=args.epochs,
         learner=args.learner,
@@ -257,6 +258,9 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", default=["np", "esp"], choices=["np", "esp", "ned"])
     parser.add_argument("--mode", choices=["retrain", "online"], default="retrain")
     parser.add_argument("--budget", type=int, default=2000)
+    parser.add_argument("--budget-words", type=int,
+                        help="stop each run at this many labeled words instead of --budget "
+                        "sentences (fair to strategies that pick shorter sentences)")  # fmt: skip
     parser.add_argument("--learner", default="cw")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--cluster", metavar="ADDRESS", help="a Dask scheduler to run the cells on")

@@ -7,7 +7,9 @@ test split and report per method (KD, Delta, KBV, WKBV, the N-best soft-max, max
 probabilities): AP of retrieving the errors, errors among the first 5,000 ranked tokens,
 calibration RMSE (paper's bin centres), ECE and seconds. Peer: python-crfsuite's marginals on the
 same split and features. Then KD-PC's calibration RMSE against the lowest other methods' and
-crfsuite's, with a 95% interval from a paired bootstrap over test sentences. Then the speed of
+crfsuite's (the paper's figure: it gates nothing, a constant 1.0 wins it), and the Brier score
+(a proper scoring rule) of KD-PC and of the live app's calibrated Delta (``MarginMap`` fitted on
+dev) minus crfsuite's, each with a 95% interval from a paired bootstrap over test sentences. Then the speed of
 KD-PC (K = 50, 1,000 Spanish sentences, one core) with its breakdown and the multiply-add floor.
 
     python bench/confidence.py [--quick] [--json PATH] [--tasks np esp ned] [--cache DIR]
@@ -30,6 +32,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from cwal.confidence import estimate, tune  # noqa: E402
+from cwal.confidence.calibration import MarginMap  # noqa: E402
 from cwal.confidence.proba import has_proba  # noqa: E402
 from cwal.confidence.sampling import Sampler  # noqa: E402
 from cwal.decode import emissions  # noqa: E402
@@ -41,6 +44,7 @@ from cwal.learners import LEARNERS as ALL_LEARNERS  # noqa: E402
 from cwal.learners import load, make, recommended  # noqa: E402
 from cwal.measures import (  # noqa: E402
     average_precision,
+    brier_score,
     calibration_rmse,
     errors_in_top,
     expected_calibration_error,
@@ -134,6 +138,7 @@ def measures(key: np.ndarray, ok: np.ndarray, conf=None) -> dict:
     if conf is not None:
         row["rmse"] = calibration_rmse(conf, ok)
         row["ece"] = expected_calibration_error(conf, ok)
+        row["brier"] = brier_score(conf, ok)
     return row
 
 
@@ -186,6 +191,16 @@ def run_model(task, algo, model, dev, test, quick: bool, tuned: dict, kept: dict
         if method == "kd-pc":
             measure(f"{name} float64", method, best, dtype=np.float64)
     measure("Delta", "delta")
+    # the live app's confidence: Delta through the calibration map, fitted here on dev
+    dev_conf = estimate(model, model.encode(dev), "delta")
+    fitted = MarginMap.fit([(dev_conf.margin, dev_conf.labels == gold_of(model, dev))])
+    delta = estimate(model, enc, "delta")
+    ok, mapped = delta.labels == gold, fitted(delta.margin)
+    row = {"task": task, "learner": algo, "method": MAPPED, "error_rate": 1 - ok.mean()}
+    row.update(measures(delta.rank_key(), ok, mapped), seconds=None, k=None, s=None)
+    row["ones"] = float(np.mean(mapped == 1.0))
+    kept[(algo, MAPPED)] = (mapped, ok)
+    rows.append(row)
     for method in ("wkbv", "kbv"):
         measure(method.upper(), method, tune(model, dev, method, criterion="ap", k_grid=ks))
     soft = tune(model, dev, "nbest-softmax", criterion="ap", s_grid=SOFTMAX_S_GRID)
@@ -202,6 +217,28 @@ def run_model(task, algo, model, dev, test, quick: bool, tuned: dict, kept: dict
 
 
 CALIBRATED = ("cw", "KD-PC [s by ece]")  # the KD-PC row the calibration target is about
+MAPPED = "Delta [calibration map]"  # Delta through cwal.confidence.calibration.MarginMap
+
+
+def brier_gaps(task: str, test, kept: dict, quick: bool) -> list[dict]:
+    """Brier score of KD-PC [s by ece] and of the calibration map (cw) minus crfsuite's
+    marginals', with a 95% interval of a paired bootstrap over test sentences (the Brier score
+    is a proper scoring rule: a constant confidence cannot win it, unlike the paper's RMSE)."""
+    crf = kept.get(("crf", "crfsuite marginals"))
+    if crf is None:
+        return []
+    lengths = [len(s) for s in test]
+    out = []
+    for key in (CALIBRATED, ("cw", MAPPED)):
+        if key not in kept:
+            continue
+        conf, ok = kept[key]
+        d = paired_difference(brier_score, lengths, conf, crf[0], ok, crf[1],
+                              replicates=200 if quick else 1000)  # fmt: skip
+        out.append({"task": task, "method": f"{key[0]} {key[1]}", "brier": brier_score(conf, ok),
+                    "crf_brier": brier_score(*crf), "difference": d.value, "low": d.low,
+                    "high": d.high, "upper_le_0": d.high <= 0})  # fmt: skip
+    return out
 
 
 def calibration_gaps(task: str, test, rows: list[dict], kept: dict, quick: bool) -> list[dict]:
@@ -302,8 +339,10 @@ def speed(model, test, s: float, repeats: int) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    cols = ["task", "learner", "method", "ap", "err@5000", "rmse", "ece", "seconds", "k", "s"]
-    fmt = {"ap": "{:.3f}", "rmse": "{:.4f}", "ece": "{:.4f}", "seconds": "{:.2f}", "s": "{:.3g}"}
+    cols = ["task", "learner", "method", "ap", "err@5000", "rmse", "ece", "brier", "seconds", "k",
+            "s"]  # fmt: skip
+    fmt = {"ap": "{:.3f}", "rmse": "{:.4f}", "ece": "{:.4f}", "brier": "{:.4f}",
+           "seconds": "{:.2f}", "s": "{:.3g}"}  # fmt: skip
     lines = [" | ".join(cols), " | ".join("---" for _ in cols)]
     for r in rows:
         cells = []
@@ -327,7 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     args.cache.mkdir(parents=True, exist_ok=True)
     epochs = 3 if args.quick else 10
     rows: list[dict] = []
-    report: dict = {"rows": rows, "tuned": {}, "speed": None, "calibration_gaps": []}
+    report: dict = {"rows": rows, "tuned": {}, "speed": None, "calibration_gaps": [],
+                    "brier_gaps": []}  # fmt: skip
     for task in args.tasks:
         train, dev, test, template = load_task(task, args.quick)
         kept: dict = {}
@@ -348,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             kept[("crf", "crfsuite marginals")] = (conf, ok)
         report["calibration_gaps"].extend(calibration_gaps(task, test, rows, kept, args.quick))
+        report["brier_gaps"].extend(brier_gaps(task, test, kept, args.quick))
     print()
     print(table(rows))
     if report["calibration_gaps"]:
@@ -361,6 +402,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {g['task']:4s} vs {g['versus']:36s} {g['kd_pc_rmse']:.4f} - "
                   f"{g['other_rmse']:.4f} = {g['difference']:+.4f} "
                   f"[{g['low']:+.4f}, {g['high']:+.4f}] {mark}{at_one}")  # fmt: skip
+    if report["brier_gaps"]:
+        print("\nBrier score minus crfsuite's marginals', 95% interval of a paired bootstrap over")
+        print("test sentences (target: upper bound <= 0 on two of np, esp, ned):")
+        for g in report["brier_gaps"]:
+            print(f"  {g['task']:4s} {g['method']:32s} {g['brier']:.4f} - {g['crf_brier']:.4f} = "
+                  f"{g['difference']:+.4f} [{g['low']:+.4f}, {g['high']:+.4f}]"
+                  f"{'  upper <= 0' if g['upper_le_0'] else ''}")  # fmt: skip
     if report["speed"]:
         sp = report["speed"]
         print(

@@ -206,6 +206,18 @@ def _formats(choices: tuple[str, ...]) -> str:
     return "; ".join(f"{f} ({FORMAT_NAMES.get(f, f)})" for f in choices)
 
 
+def _output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output", required=True, metavar="PATH",
+                   help="file to write (brat: a folder or a .zip)")  # fmt: skip
+    p.add_argument("--format", choices=WRITE_FORMATS, default="conll",
+                   help="output format (default conll); " + _formats(WRITE_FORMATS))  # fmt: skip
+
+
+def _store_options(p: argparse.ArgumentParser, note: str = "") -> None:
+    p.add_argument("--db", metavar="URL", help=DB_HELP + note)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
 def add_parser(subparsers: Any) -> None:
     """Register ``import``, ``export`` and ``predict``."""
     fmt = argparse.RawDescriptionHelpFormatter
@@ -232,8 +244,7 @@ def add_parser(subparsers: Any) -> None:
     i.add_argument("--scheme", default="IOB2", help="tag scheme of a new project (default IOB2)")
     i.add_argument("--features", choices=["ner", "chunk"], default="ner",
                    help="feature template of a new project (default ner)")  # fmt: skip
-    i.add_argument("--db", metavar="URL", help=DB_HELP)
-    i.add_argument("--quiet", action="store_true", help="no progress bar")
+    _store_options(i)
     i.set_defaults(func=run_import)
 
     e = subparsers.add_parser(
@@ -243,17 +254,14 @@ def add_parser(subparsers: Any) -> None:
         "python -m cwal export --project news --format conll --output labels.conll",
     )  # fmt: skip
     e.add_argument("--project", required=True, metavar="NAME", help="project name")
-    e.add_argument("--output", required=True, metavar="FILE", help="file to write")
-    e.add_argument("--format", choices=WRITE_FORMATS, default="conll",
-                   help="output format (default conll); " + _formats(WRITE_FORMATS))  # fmt: skip
+    _output_options(e)
     e.add_argument("--what", choices=["labels", "history", "gold", "predictions"],
                    default="labels", help="labels: each sentence's current label (default); "
                    "history: every submitted version; gold: the imported files' tags; "
                    "predictions: the live model's tags with per-token confidence")  # fmt: skip
     e.add_argument("--status", choices=["submitted", "skipped", "any"], default="submitted",
                    help="with --what labels: the latest answer that counts (default submitted)")  # fmt: skip
-    e.add_argument("--db", metavar="URL", help=DB_HELP)
-    e.add_argument("--quiet", action="store_true", help="no progress bar")
+    _store_options(e)
     e.set_defaults(func=run_export)
 
     p = subparsers.add_parser(
@@ -269,13 +277,10 @@ def add_parser(subparsers: Any) -> None:
     src.add_argument("--project", metavar="NAME", help="use this project's live model")
     p.add_argument("--input", required=True, metavar="PATH", help="a file, a folder or a .zip")
     p.add_argument("--input-format", choices=FORMATS, help="default: from the file")
-    p.add_argument("--output", required=True, metavar="FILE", help="file to write")
-    p.add_argument("--format", choices=WRITE_FORMATS, default="conll",
-                   help="output format (default conll); " + _formats(WRITE_FORMATS))  # fmt: skip
+    _output_options(p)
     p.add_argument("--confidence", choices=["kd-pc", "kd-fixed", "delta", "maxent", "none"],
                    help="confidence method (default: kd-pc for cw/arow, else kd-fixed; "
                    "none: tags only)")  # fmt: skip
     p.add_argument("--scheme", help="tag scheme to read tags into spans (default: any)")
-    p.add_argument("--db", metavar="URL", help=DB_HELP + " (with --project)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _store_options(p, " (with --project)")
     p.set_defaults(func=run_predict)

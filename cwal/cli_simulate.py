@@ -90,6 +90,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     run.add_argument("--seeds", nargs="+", type=int, default=list(DEFAULT_SEEDS),
                      help=f"default: {' '.join(map(str, DEFAULT_SEEDS))}")  # fmt: skip
     run.add_argument("--budget", type=int, default=2000, help="labeled sentences at the end")
+    run.add_argument("--budget-words", type=int,
+                     help="stop each run at this many labeled words instead of --budget sentences "
+                     "(the fair budget for strategies that pick shorter sentences)")  # fmt: skip
     run.add_argument("--initial", type=int, default=50)
     run.add_argument("--batch", type=int, default=10, help="sentences labeled per step")
     run.add_argument("--candidates", type=int, default=1000, help="sentences scored per step")
@@ -131,7 +134,8 @@ def _config(args: argparse.Namespace) -> SimConfig:
     return SimConfig(
         strategies=tuple(args.strategies), seeds=tuple(args.seeds), initial=args.initial,
         batch=args.batch, candidates=args.candidates, eval_every=args.eval_every,
-        budget=args.budget, mode=args.mode, epochs=args.epochs, learner=args.learner,
+        budget=args.budget, budget_words=args.budget_words, mode=args.mode, epochs=args.epochs,
+        learner=args.learner,
         learner_params=_params(args.learner_param, False), template=None,
         strategy_params=_params(args.strategy_param, True), full_data=not args.no_full_data,
     )  # fmt: skip

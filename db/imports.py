@@ -387,8 +387,8 @@ def _from_source(source: Source) -> _Input:
 def add_sources(
     engine: Engine, project_id: int, sources: Iterable[Source], **options: Any
 ) -> list[ImportResult]:
-    """Import several inputs (``cwal.io.bundle.expand`` of a folder or zip) in one transaction:
-    every one is stored or none is. Options as in :func:`import_file`."""
+    """Import several inputs (``cwal.io.bundle.expand`` of a folder or zip): either every one
+    becomes visible (in one final transaction) or none does. Options as in :func:`import_file`."""
     items = [_from_source(s) for s in sources]
     if not items:
         raise InvalidValueError("no files to import")

@@ -108,12 +108,21 @@ class SignInSession(Base):
 
 
 class Project(Base):
+    """A project; ``overlap_share`` of its pool sentences (chosen by a hash of the id) are
+    labeled independently by ``overlap_k`` annotators (real columns: the queue's SQL reads k)."""
+
     __tablename__ = "projects"
+    __table_args__ = (
+        CheckConstraint("overlap_share >= 0 AND overlap_share <= 1", name="overlap_share"),
+        CheckConstraint("overlap_k >= 2", name="overlap_k"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(NAME_MAX), unique=True)
     settings: Mapped[dict] = mapped_column(JSONText())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    overlap_share: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    overlap_k: Mapped[int] = mapped_column(Integer, default=2, server_default="2")
 
 
 class ImportBatch(Base):

@@ -26,6 +26,7 @@ from cwal.live import (
 from db import repository as repo
 from db.engine import open_database, read_transaction, write_transaction
 from db.models import Annotation, Lease, Sentence, utcnow
+from db.repository.base import BUSY_TRY_MS, retry_busy
 from db.repository.leases import take_lease
 from db.repository.projects import project_settings
 from db.repository.state import available, in_project
@@ -164,9 +165,16 @@ class SqlStore:
     ) -> list[int]:
         ranked = None if ranked_ids is None else list(ranked_ids)
         if n == 1:
-            got = repo.lease_next(self.engine, project_id, annotator_id, ranked, ttl=ttl)
+            got = retry_busy(
+                lambda: repo.lease_next(
+                    self.engine, project_id, annotator_id, ranked, ttl=ttl, busy_ms=BUSY_TRY_MS
+                ),
+                "lease",
+            )
             return [] if got is None else [got]
-        return self._lease_many(project_id, annotator_id, ranked, ttl, n)
+        return retry_busy(
+            lambda: self._lease_many(project_id, annotator_id, ranked, ttl, n), "lease"
+        )
 
     def _lease_many(
         self, project_id: int, annotator_id: int, ranked: list[int] | None, ttl: float, n: int
@@ -175,7 +183,7 @@ class SqlStore:
         first free of ``ranked`` (or of the pool in id order). ``take_lease`` is an upsert that
         never overwrites another annotator's live lease, so concurrent callers cannot collide."""
         now = utcnow()
-        with write_transaction(self.engine) as conn:
+        with write_transaction(self.engine, busy_ms=BUSY_TRY_MS) as conn:
             project_settings(conn, project_id)  # NotFoundError for an unknown project
             own = conn.execute(
                 select(Lease.sentence_id)

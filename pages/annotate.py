@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db import repository as repo
-from ui import auth, prepare, state
+from ui import auth, prepare, state, team
 from ui.annotate import Annotator
 from ui.editor import token_editor
 from ui.safe import md
@@ -71,6 +71,8 @@ def workbench() -> None:
     cols[1].metric("Total", total)
     cols[2].metric("Skipped", skipped)
     cols[3].metric("Time per sentence", pace)
+    shown = work.current()
+    team.guidelines_and_flag(user, project_id, shown["sid"] if shown else None)
 
 
 workbench()

@@ -38,6 +38,14 @@ def start(actor, key: str | None, name: str = "", **settings) -> str:
     return key
 
 
+if (n_pool < 60 or n_eval < 1) and not found:
+    st.info(
+        f"A comparison replays gold answers, and this project has {n_pool:,} gold pool sentences "
+        f"and {n_eval:,} gold evaluation sentences (it needs 60+ and 1+). On **Add files**, "
+        "import a labeled file with its tags kept as gold, into the pool and into the evaluation "
+        "split; the simulation then ranks with the same code as the live queue."
+    )
+    st.stop()
 with st.expander("New comparison", expanded=not found):
     st.write(f"Gold data: {n_pool:,} pool sentences with gold tags, {n_eval:,} for evaluation.")
     with st.form("new_comparison"):

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from db import repository as repo
-from ui import actions, auth
+from ui import actions, auth, state
 from ui.safe import md
 
 ROLE_HELP = {
@@ -53,6 +53,20 @@ if save and who is not None:
     else:
         st.success(f"{md(names[who])} is now {role} of this project.")
         st.rerun()
+
+st.subheader("Overlap")
+share, k = repo.get_overlap(state.engine(), project.id)
+with st.form("overlap"):
+    new_share = st.slider("Share of the pool labeled independently (%)", 0, 100, round(share * 100))
+    new_k = st.number_input("Annotators per overlap sentence", 2, 10, k)
+    st.caption(
+        "Each overlap sentence goes to that many different annotators, who do not see each "
+        "other's labels; the model learns it once they agree or a reviewer settles it."
+    )
+    keep = st.form_submit_button("Save overlap")
+if keep:
+    actions.set_overlap(lead, project.id, new_share / 100, int(new_k))
+    st.success(f"Overlap: {new_share}% of the pool, {int(new_k)} annotators each.")
 
 if members:
     st.subheader("Remove a member")

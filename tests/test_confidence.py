@@ -320,6 +320,14 @@ def test_rankings():
         estimate(model, enc, "kd-pc", rank="votes", tiebreak="none")
     with pytest.raises(ValueError, match="sampling"):
         estimate(model, enc, "kbv", rank="draw-margin")
+    analytic = estimate(model, enc, "kd-pc", rank="z-delta", **kw)  # no draws: seed-free
+    assert np.array_equal(analytic.tiebreak, z.tiebreak) and analytic.entropy is None
+    assert np.array_equal(analytic.rank_key(), rank_key(z.tiebreak))
+    s = kw["s"]
+    expected = [0.5 * math.erfc(-t / math.sqrt(2 * s)) for t in z.tiebreak]  # Phi(z / sqrt(s))
+    assert analytic.confidence == pytest.approx(expected)
+    other = estimate(model, enc, "kd-pc", rank="z-delta", **{**kw, "seed": kw.get("seed", 0) + 1})
+    assert np.array_equal(other.confidence, analytic.confidence)
 
 
 def test_draw_margin_tends_to_delta_as_scale_vanishes():

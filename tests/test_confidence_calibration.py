@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.isotonic import IsotonicRegression
 
-from cwal.confidence.calibration import PRIOR, RECENT_FROM, CalibrationMap, MarginMap, isotonic
+from cwal.confidence.calibration import PRIOR, CalibrationMap, MarginMap, isotonic
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -75,7 +75,7 @@ def test_margin_map_recovers_the_logistic_it_was_drawn_from():
     40,000 of them lands on (-1, 1.5) (the weak prior is swamped)."""
     rng = np.random.default_rng(0)
     record = []
-    for _ in range(19):  # under RECENT_FROM: every sentence counts
+    for _ in range(19):
         delta = rng.exponential(3.0, 2000)
         p = 1 / (1 + np.exp(-(-1.0 + 1.5 * np.log1p(delta))))
         record.append((delta, rng.random(2000) < p))
@@ -87,17 +87,16 @@ def test_margin_map_recovers_the_logistic_it_was_drawn_from():
     assert lo < truth < hi and hi - lo < 0.02
 
 
-def test_margin_map_is_the_prior_without_labels_and_uses_the_newer_half():
+def test_margin_map_is_the_prior_without_labels_and_monotone():
     prior = MarginMap.fit([])
     assert (prior.a, prior.b, prior.labels) == (*PRIOR, 0)
     assert prior(np.array([0.0]))[0] == pytest.approx(1 / (1 + np.exp(-PRIOR[0])))
     assert prior(np.array([np.inf]))[0] == pytest.approx(1.0)
     lo, hi = prior.interval(np.array([1.0, 2.0]))
     assert lo < float(np.mean(prior(np.array([1.0, 2.0])))) < hi
-    old = [(np.full(50, 5.0), np.zeros(50, bool))] * RECENT_FROM  # the older half: all wrong
-    new = [(np.full(50, 5.0), np.ones(50, bool))] * RECENT_FROM  # the newer half: all right
-    fitted = MarginMap.fit(old + new)
-    assert fitted.labels == 2 * RECENT_FROM and fitted.tokens == 50 * RECENT_FROM
-    assert fitted(np.array([5.0]))[0] > 0.95  # the old, wrong half is left out
-    monotone = fitted(np.array([0.0, 0.5, 1.0, 10.0]))
-    assert np.all(np.diff(monotone) >= 0)
+    # wrong at small margins, right at large ones: increasing, and refitted on all sentences
+    record = [(np.array([0.05, 0.1, 3.0, 8.0]), np.array([False, True, True, True]))] * 30
+    fitted = MarginMap.fit(record)
+    assert fitted.labels == 30 and fitted.tokens == 120
+    curve = fitted(np.array([0.0, 0.1, 1.0, 10.0]))
+    assert np.all(np.diff(curve) > 0) and curve[0] < 0.6 and curve[-1] > 0.95

@@ -118,3 +118,38 @@ def test_predict_gives_the_f1_that_evaluate_prints(tmp_path: Path, capsys) -> No
     assert f1 == json.loads(scores.read_text())["f1"] and f1 > 0.8
     conf = [float(c) for p in predicted for c in p.columns["confidence"]]
     assert all(0.0 <= c <= 1.0 for c in conf) and min(conf) < 1.0
+
+
+def test_export_history_and_predictions(home: Path, capsys) -> None:
+    """Every submitted version (a corrected label too) and the live model's predictions."""
+    from db.repository import add_user, submit_annotation
+
+    argv = ["import", "--project", "news", "--input", str(home / "docs"), "--create"]
+    assert main([*argv, "--types", "PER,LOC,ORG", "--quiet"]) == 0
+    engine = open_database()
+    project = find_project(engine, "news")
+    stored = list_sentences(engine, project.id)
+    ann = add_user(engine, "ann", "a password")
+    first = stored[0]
+    wrong = ["B-LOC", "I-LOC"] + ["O"] * (len(first.tokens) - 2)
+    right = ["B-PER", "I-PER", "O", "B-LOC"] + ["O"] * (len(first.tokens) - 4)
+    submit_annotation(engine, first.id, ann, wrong)
+    submit_annotation(engine, first.id, ann, right)
+    for s in stored[1:3]:
+        submit_annotation(engine, s.id, ann, ["O"] * len(s.tokens))
+    engine.dispose()
+    history = home / "history.jsonl"
+    assert main(["export", "--project", "news", "--what", "history", "--format", "jsonl",
+                 "--output", str(history), "--quiet"]) == 0  # fmt: skip
+    rows = [json.loads(x) for x in history.read_text().splitlines()]
+    assert [r["tags"] for r in rows[:2]] == [wrong, right] and len(rows) == 4
+    assert rows[1]["supersedes_id"] is None or rows[1]["supersedes_id"] == rows[0]["annotation_id"]
+    labels = home / "labels.conll"
+    assert main(["export", "--project", "news", "--output", str(labels), "--quiet"]) == 0
+    assert [s.tags for s in read_corpus(labels)][0] == right
+    predictions = home / "pred.conllu"
+    assert main(["export", "--project", "news", "--what", "predictions", "--format", "conllu",
+                 "--output", str(predictions), "--quiet"]) == 0  # fmt: skip
+    sents = list(read_corpus(predictions))
+    assert len(sents) == len(stored) and all(s.tags for s in sents)
+    assert "Confidence=" in predictions.read_text()

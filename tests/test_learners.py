@@ -247,3 +247,33 @@ def test_bioes_codec_equals_the_whole_sentence_scheme_functions() -> None:
             assert codec.encode(tags) == schemes.repair(tags, "BIOES"), tags
             want = [s for s in PREFERENCE if all(schemes.is_valid(t, s) for t in seen)]
             assert codec.candidates == want, seen
+
+
+def test_model_files_store_touched_entries_and_version_2_files_still_load(tmp_path) -> None:
+    """Format 3 keeps only the entries that left their fill (0, or the initial variance); a
+    dense version-2 file of the same model loads to the same arrays and predictions."""
+    import json
+
+    model = make("arow", init_variance=0.5).fit(toy_corpus(30, 1), epochs=2)
+    data = model.to_bytes()
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        parts = {n[:-4]: np.load(io.BytesIO(z.read(n))) for n in z.namelist()}
+    F, L = model.n_features_, len(model.labels_)
+    W, SW, UW = model.W_[:F], model.SW_[:F], model.UW_[:F]
+    want = np.flatnonzero((W != 0) | (SW != 0.5) | (UW != 0))
+    assert 0 < len(want) < F * L and parts["touched"].tolist() == want.tolist()
+    assert parts["W"].tolist() == W.reshape(-1)[want].tolist()
+    meta = json.loads(bytes(parts["meta"]))
+    meta["version"] = 2
+    dense = {**parts, "meta": np.frombuffer(json.dumps(meta).encode(), np.uint8), "W": W,
+             "SW": SW, "UW": UW}  # fmt: skip
+    del dense["touched"]
+    for copy in (make("arow").from_bytes(data), make("arow").from_bytes(_npz(**dense))):
+        for key in ("W_", "SW_", "UW_", "A_", "SA_", "UA_"):
+            np.testing.assert_array_equal(
+                getattr(copy, key), getattr(model, key)[: len(getattr(copy, key))]
+            )
+        assert copy.predict(toy_corpus(5, 9)) == model.predict(toy_corpus(5, 9))
+    bad = {**parts, "touched": np.array([F * L + 3] * len(want))}
+    with pytest.raises(ModelFileError, match="out of range"):
+        make("arow").from_bytes(_npz(**bad))

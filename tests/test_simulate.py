@@ -89,6 +89,18 @@ def test_protocol_points_and_labeled_words(data: SimData) -> None:
     assert first[0] == first[1]  # the same random initial sentences for every strategy of a seed
 
 
+def test_a_word_budget_stops_at_that_many_labeled_words(data: SimData) -> None:
+    config = SimConfig(strategies=("random",), **{**SMALL, "budget": 20}, budget_words=400)
+    sink = MemorySink()
+    run_cell(data, config, "random", 0, sink)
+    labeled = sink.cells["random", 0]["state"]["labeled"]
+    words = [len(data.pool[i]) for i in labeled]
+    assert sum(words) >= 400 > sum(words[:-5])  # the last batch of 5 crossed the budget
+    assert sink.curves()["n_tokens"].iloc[-1] == sum(words)
+    with pytest.raises(ValueError, match="budget_words"):
+        SimConfig(budget_words=0)
+
+
 def test_points_evaluate_the_model_on_the_held_out_split(data: SimData) -> None:
     config = SimConfig(strategies=("kd-fixed",), mode="online", **SMALL)
     sink = MemorySink()

@@ -60,6 +60,17 @@ def test_annotators_are_refused(store) -> None:
     assert "leads only" in at.error[0].value
 
 
+def test_without_gold_the_page_explains_how_to_add_it(store) -> None:
+    empty = repo.create_project(store.engine, "no gold", {"columns": ["word", "pos", "tag"]})
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["cw_user_id"] = store.lead
+    at.session_state["cw_project_id"] = empty
+    at.run()
+    assert not at.exception
+    assert "0 gold pool sentences" in at.info[0].value and "Add files" in at.info[0].value
+    assert not at.button  # nothing to start
+
+
 def test_a_lead_runs_a_comparison_and_adopts_a_strategy(store) -> None:
     at = page(store.lead)
     assert not at.exception

@@ -19,7 +19,7 @@ from db import backup as backups
 from db import exports, imports
 from db import repository as repo
 from ui import state
-from ui.auth import lead_only, project_lead_only
+from ui.auth import lead_only, project_lead_only, project_role_only
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 DEMO_NAME = "Demo: invented news (NER)"
@@ -182,12 +182,55 @@ def accounts(actor: repo.UserInfo, project_id: int) -> list[tuple[int, str]]:
 
 
 @project_lead_only
+def set_overlap(actor: repo.UserInfo, project_id: int, share: float, k: int) -> None:
+    """Set the share (0..1) of pool sentences that ``k`` annotators label independently."""
+    repo.set_overlap(state.engine(), project_id, share, k)
+
+
+@project_role_only("lead", "reviewer")
+def adjudicate(
+    actor: repo.UserInfo,
+    project_id: int,
+    sentence_id: int,
+    tags: Sequence[str],
+    source_ids: Sequence[int],
+    method: str,
+) -> int:
+    """Store the reviewer's decision on an overlap sentence as its gold (the acting user is
+    recorded as who decided); the live model learns it when it next reads the log."""
+    sentence = repo.get_sentence(state.engine(), sentence_id)
+    if sentence.project_id != project_id:
+        raise repo.NotFoundError(f"sentence {sentence_id} is not in this project")
+    return repo.adjudicate(state.engine(), sentence_id, actor.id, tags, source_ids, method)
+
+
+@project_lead_only
 def discard_import(actor: repo.UserInfo, project_id: int, batch_id: int) -> int:
     """Delete an unfinished (interrupted) import of the project and its staged sentences; how
     many (0 when the project has no such unfinished import, e.g. a second click)."""
     if batch_id not in {b.id for b in repo.incomplete_imports(state.engine(), project_id)}:
         return 0
     return repo.discard_import(state.engine(), batch_id)
+
+
+@project_lead_only
+def save_guidelines(actor: repo.UserInfo, project_id: int, text: str) -> int:
+    """Store a new version of the project's guidelines (Markdown); its version number."""
+    return repo.save_guidelines(state.engine(), project_id, actor.id, text)
+
+
+@project_lead_only
+def resolve_flag(actor: repo.UserInfo, project_id: int, flag_id: int, resolution: str) -> bool:
+    """Close an open flag of the project with a note."""
+    return repo.resolve_flag(state.engine(), project_id, flag_id, actor.id, resolution)
+
+
+@project_role_only("lead", "reviewer", "annotator")
+def flag_sentence(actor: repo.UserInfo, project_id: int, sentence_id: int, comment: str) -> int:
+    """Any member flags a sentence of the project with a comment for the leads."""
+    if repo.get_sentence(state.engine(), sentence_id).project_id != project_id:
+        raise repo.NotFoundError(f"sentence {sentence_id} is not in this project")
+    return repo.add_flag(state.engine(), sentence_id, actor.id, comment)
 
 
 def backup_hint() -> str | None:
@@ -216,5 +259,8 @@ LEAD_ACTIONS = (
     list_members,
     accounts,
     backup_database,
+    set_overlap,
+    save_guidelines,
+    resolve_flag,
     discard_import,
 )

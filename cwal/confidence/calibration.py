@@ -82,10 +82,11 @@ class CalibrationMap:
 PRIOR = (0.0, 2.0)
 """Prior mean of ``(a, b)`` in ``p = sigmoid(a + b log1p(Delta))``: a tie (Delta = 0) is a coin
 toss, a margin of 1 is right 80% of the time, 10 almost always."""
-PRIOR_SD = 1.5
-RECENT_FROM = 20
-"""From this many recorded sentences on, the map is fitted on the newer half only: the oldest
-predictions come from much weaker models, whose margins meant something else."""
+PRIOR_SD = 10.0
+"""A weak prior: it only keeps the first labels' fit finite. Measured on the demo corpus (AROW,
+labels in random order, ECE of 15 equal-mass bins on 600 unlabeled sentences): sd 1.5 gave
+.16-.17 after 10 labels and .09-.10 after 20; sd 10 gave .03-.08 and .03; fitting the newer half
+of the record only (instead of all of it) was worse from 50 labels on (.05-.06 against .01-.02)."""
 
 
 def _features(delta: np.ndarray) -> np.ndarray:
@@ -100,8 +101,8 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class MarginMap:
     """The calibrated confidence of a token from its Delta margin: ``sigmoid(a + b log1p(Delta))``
-    with ``(a, b)`` the posterior mode (MAP) under a Gaussian prior, fitted on the prequential
-    record (each sentence scored by the model just before it learned the label). With no labels
+    with ``(a, b)`` the posterior mode (MAP) under a weak Gaussian prior, fitted on the whole
+    prequential record (each sentence scored by the model just before it learned the label). With no labels
     it is the prior; ``cov`` is the Laplace posterior covariance (for intervals); ``labels`` and
     ``tokens`` say what it rests on. Deterministic (no draws), monotone in Delta (b > 0)."""
 
@@ -116,11 +117,9 @@ class MarginMap:
         cls, record: Sequence[tuple[Sequence[float], Sequence[bool]]], *, iterations: int = 25
     ) -> MarginMap:
         """MAP fit on ``record``: per labeled sentence, oldest first, its tokens' Delta and
-        whether the prediction was right (the newer half from ``RECENT_FROM`` sentences on)."""
+        whether the prediction was right."""
         items = [(np.asarray(k, float), np.asarray(c, float)) for k, c in record if len(k)]
         labels = len(items)
-        if labels >= RECENT_FROM:
-            items = items[labels // 2 :]
         if not items:
             return cls(labels=labels)
         x = _features(np.concatenate([k for k, _ in items]))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtr
 
 from cwal.confidence.delta import margins, z_margin
 from cwal.confidence.kbest import kbest_distribution
@@ -33,7 +34,8 @@ NEEDS_COVARIANCE = ("kd-pc",)
 # share of agreeing draws, ties broken by X (Delta, Delta over its noise deviation, 10x more
 # draws); "votes": ties left to chance; "z-delta": Delta over its noise deviation alone, the
 # analytic form of the expected vote share (which is increasing in it for a given s): no draw
-# noise in the order, so two seeds rank alike (the ranking the strategies and the live queue use).
+# noise in the order, so two seeds rank alike (the ranking the strategies and the live queue use);
+# no draws are made, ``confidence`` is that analytic share Phi(z / sqrt(s)).
 RANKS = ("draw-margin", "votes+delta", "votes+z-delta", "votes+draws", "votes", "z-delta")
 DEFAULT_RANK = "draw-margin"  # best AP in bench/confidence.py; k-best methods use votes+delta
 DEFAULT_K = {"kd-pc": 50, "kd-fixed": 50, "kbv": 30, "wkbv": 30, "delta": 0, "nbest-softmax": 30}
@@ -174,7 +176,7 @@ def estimate(
     rank = rank or (DEFAULT_RANK if method in SAMPLING else "votes+delta")
     if rank not in RANKS:
         raise ValueError(f"unknown rank {rank!r}; choose one of {RANKS}")
-    if rank in ("draw-margin", "votes+draws") and method not in SAMPLING:
+    if rank in ("draw-margin", "votes+draws", "z-delta") and method not in SAMPLING:
         raise ValueError(f"rank {rank!r} needs a sampling method (kd-pc, kd-fixed)")
     if not getattr(model, "labels_", None):
         raise ValueError("the model has no labels yet: train it on at least one sentence")
@@ -206,6 +208,13 @@ def estimate(
         conf = np.where(np.isfinite(delta), delta, np.finfo(np.float64).max)
         return Confidence(method, labels, conf, enc.sent_offsets, margin=delta, rank="delta",
                           absolute=False, params=params)  # fmt: skip
+    if rank == "z-delta":  # analytic: no draws, the expected vote share from Delta / its sd
+        z = z_margin(delta, MM, labels, enc, SW)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = ndtr(z / np.sqrt(s)) if s > 0 else (z > 0).astype(np.float64)
+        share = np.where(np.isnan(share), 0.5, share)
+        return Confidence(method, labels, share, enc.sent_offsets, margin=delta, tiebreak=z,
+                          rank=rank, params=params)  # fmt: skip
     draw_margin = None
     if method in SAMPLING:
         sampler = Sampler(W, A, SW, SA, k=k, s=s, seed=seed, correlated=correlated, dtype=dtype,

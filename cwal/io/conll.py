@@ -3,6 +3,7 @@ sentences, ``-DOCSTART-`` lines dropped (they also end a sentence)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import TextIO
 
@@ -93,6 +94,28 @@ class TagRules:
                 f"(expected {expected!r} here)",
             )
         return tags
+
+
+def tagged_reader(body: Callable[..., Iterator[Sentence]]) -> Callable[..., Iterator[Sentence]]:
+    """The public reader of a tagged format from ``body(source, rules, scheme, encoding,
+    max_line)``: ``reader(path, *, encoding="utf-8", scheme=None, strict=True, tagset=None,
+    max_line=MAX_LINE)``, where ``scheme`` / ``strict`` / ``tagset`` check tags as in
+    ``read_conll`` and ``path`` is a path or a ``Source``."""
+
+    @functools.wraps(body)
+    def reader(
+        path: PathLike | Source,
+        *,
+        encoding: str = "utf-8",
+        scheme: str | None = None,
+        strict: bool = True,
+        tagset: Collection[str] | None = None,
+        max_line: int = MAX_LINE,
+    ) -> Iterator[Sentence]:
+        return body(as_source(path), TagRules(scheme, strict, tagset), scheme, encoding, max_line)
+
+    del reader.__wrapped__  # the signature shown is the reader's, not the body's
+    return reader
 
 
 def read_conll(

@@ -9,16 +9,14 @@ in MISC, and the per-token ``confidence`` as ``Confidence=``; the other columns 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-from cwal.io.conll import TagRules
+from cwal.io.conll import TagRules, tagged_reader
 from cwal.io.sentence import Sentence
 from cwal.io.source import (
-    MAX_LINE,
     PathLike,
     Source,
-    as_source,
     check_tokens,
     iter_lines,
     open_text,
@@ -28,18 +26,11 @@ from cwal.io.spans import CONFIDENCE, OFFSETS, TEXT, align, layout
 NER_KEYS = ("NER", "NE", "Entity")
 
 
+@tagged_reader
 def read_conllu(
-    path: PathLike | Source,
-    *,
-    encoding: str = "utf-8",
-    scheme: str | None = None,
-    strict: bool = True,
-    tagset: Collection[str] | None = None,
-    max_line: int = MAX_LINE,
+    source: Source, rules: TagRules, scheme: str | None, encoding: str, max_line: int
 ) -> Iterator[Sentence]:
     """Stream the sentences of a CoNLL-U file (tags None when no word has an NER attribute)."""
-    source = as_source(path)
-    rules = TagRules(scheme, strict, tagset)
     block: list[str] = []
     start = 0
     seen = False

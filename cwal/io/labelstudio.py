@@ -16,12 +16,12 @@ tokens' lowest confidence) and per task (the mean), ready to pre-annotate a Labe
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-from cwal.io.conll import TagRules
+from cwal.io.conll import TagRules, tagged_reader
 from cwal.io.sentence import Sentence
-from cwal.io.source import MAX_LINE, PathLike, Source, as_source, iter_lines, open_text
+from cwal.io.source import MAX_LINE, PathLike, Source, iter_lines, open_text
 from cwal.io.spanjsonl import labeled_sentence
 from cwal.io.spans import CONFIDENCE, OFFSETS, TEXT, char_spans, layout
 
@@ -51,18 +51,11 @@ def _results(task: dict) -> list[dict] | None:
     return None
 
 
+@tagged_reader
 def read_labelstudio(
-    path: PathLike | Source,
-    *,
-    encoding: str = "utf-8",
-    scheme: str | None = None,
-    strict: bool = True,
-    tagset: Collection[str] | None = None,
-    max_line: int = MAX_LINE,
+    source: Source, rules: TagRules, scheme: str | None, encoding: str, max_line: int
 ) -> Iterator[Sentence]:
     """Stream the tasks of a Label Studio export as sentences; errors name the task's line."""
-    source = as_source(path)
-    rules = TagRules(scheme, strict, tagset)
     for line, task in json_tasks(source, encoding, max_line):
         text = _text_of(task)
         if text is None:

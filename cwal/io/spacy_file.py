@@ -12,15 +12,15 @@ by default) and written as BILUO.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 from cwal.errors import MissingExtraError
 from cwal.io import schemes
-from cwal.io.conll import TagRules
+from cwal.io.conll import TagRules, tagged_reader
 from cwal.io.labelstudio import json_tasks
 from cwal.io.sentence import Sentence
-from cwal.io.source import MAX_LINE, PathLike, Source, as_source, check_tokens, open_text
+from cwal.io.source import PathLike, Source, check_tokens, open_text
 from cwal.io.spans import OFFSETS, TEXT, align, chunk_spans, layout, placed
 
 META_KEY = "cwal_meta"
@@ -36,20 +36,14 @@ def _spacy() -> Any:
     return spacy
 
 
+@tagged_reader
 def read_docbin(
-    path: PathLike | Source,
-    *,
-    scheme: str | None = None,
-    strict: bool = True,
-    tagset: Collection[str] | None = None,
-    **_: Any,
+    source: Source, rules: TagRules, scheme: str | None, encoding: str, max_line: int
 ) -> Iterator[Sentence]:
     """Stream the sentences of a ``.spacy`` file (``line`` is the Doc's number, from 1)."""
     spacy = _spacy()
     from spacy.tokens import DocBin
 
-    source = as_source(path)
-    rules = TagRules(scheme, strict, tagset)
     with source.open() as handle:
         data = handle.read()
     try:
@@ -100,18 +94,11 @@ def write_docbin(sentences: Iterable[Sentence], dest: PathLike, scheme: str | No
     return count
 
 
+@tagged_reader
 def read_spacy_json(
-    path: PathLike | Source,
-    *,
-    encoding: str = "utf-8",
-    scheme: str | None = None,
-    strict: bool = True,
-    tagset: Collection[str] | None = None,
-    max_line: int = MAX_LINE,
+    source: Source, rules: TagRules, scheme: str | None, encoding: str, max_line: int
 ) -> Iterator[Sentence]:
     """Stream the sentences of spaCy's JSON training format (``line``: the document's line)."""
-    source = as_source(path)
-    rules = TagRules(scheme, strict, tagset)
     for line, doc in json_tasks(source, encoding, max_line):
         for para in doc.get("paragraphs") or []:
             raw = para.get("raw") if isinstance(para.get("raw"), str) else None

@@ -21,11 +21,11 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-from cwal.io.conll import TagRules
+from cwal.io.conll import TagRules, tagged_reader
 from cwal.io.jsonl import json_lines
 from cwal.io.raw import tokenize
 from cwal.io.sentence import Sentence
-from cwal.io.source import MAX_LINE, PathLike, Source, as_source, open_text
+from cwal.io.source import PathLike, Source, open_text
 from cwal.io.spans import (
     CONFIDENCE,
     OFFSETS,
@@ -41,34 +41,20 @@ _DOCCANO_KEYS = ("text", "label", "labels", "entities")
 _UNLABELED_ANSWERS = ("reject", "ignore")
 
 
+@tagged_reader
 def read_prodigy(
-    path: PathLike | Source,
-    *,
-    scheme: str | None = None,
-    strict: bool = True,
-    tagset: Any = None,
-    encoding: str = "utf-8",
-    max_line: int = MAX_LINE,
+    source: Source, rules: TagRules, scheme: str | None, encoding: str, max_line: int
 ) -> Iterator[Sentence]:
     """Stream Prodigy tasks as sentences (tags under ``scheme``, default IOB2)."""
-    source = as_source(path)
-    rules = TagRules(scheme, strict, tagset)
     for lineno, obj in json_lines(source, encoding, max_line):
         yield _prodigy(source, lineno, obj, scheme or "IOB2", rules)
 
 
+@tagged_reader
 def read_doccano(
-    path: PathLike | Source,
-    *,
-    scheme: str | None = None,
-    strict: bool = True,
-    tagset: Any = None,
-    encoding: str = "utf-8",
-    max_line: int = MAX_LINE,
+    source: Source, rules: TagRules, scheme: str | None, encoding: str, max_line: int
 ) -> Iterator[Sentence]:
     """Stream doccano sequence-labeling records as sentences (tags under ``scheme``)."""
-    source = as_source(path)
-    rules = TagRules(scheme, strict, tagset)
     for lineno, obj in json_lines(source, encoding, max_line):
         text = _text(source, lineno, obj)
         spans = _doccano_spans(source, lineno, obj)

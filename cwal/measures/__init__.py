@@ -1,10 +1,9 @@
 """Evaluation measures: conlleval chunk F1, the confidence measures of mejer-crammer-2010 §5, and
-inter-annotator agreement (span F1, kappa, alpha).
+inter-annotator agreement (``cwal.measures.agreement``: span F1, kappa, alpha).
 
 Plain functions returning numbers, dicts or pandas DataFrames, for the dashboard and benchmarks.
 """
 
-from cwal.measures.agreement import agreement, pair_matrix, partial_counts
 from cwal.measures.bootstrap import Difference, paired_difference, sentence_bootstrap
 from cwal.measures.chunks import (
     Report,
@@ -30,9 +29,6 @@ from cwal.measures.confidence import (
 
 __all__ = [
     "TIES",
-    "agreement",
-    "pair_matrix",
-    "partial_counts",
     "Difference",
     "Report",
     "average_precision",

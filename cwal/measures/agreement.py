@@ -63,13 +63,6 @@ def partial_counts(a: Sequence[tuple], b: Sequence[tuple]) -> tuple[int, int]:
     return cor, par
 
 
-def _token_types(spans: Sequence[tuple], n: int) -> list[str]:
-    out = ["O"] * n
-    for typ, start, end in spans:
-        out[start:end] = [typ] * (end - start)
-    return out
-
-
 @dataclass(frozen=True)
 class _Layout:
     """Which column of the per-sentence statistics holds what."""
@@ -96,56 +89,85 @@ class _Layout:
         return cls(annotators, types, pairs, {k: i for i, k in enumerate(keys)})
 
 
-def _sentence_stats(item: Item, scheme: str, lay: _Layout) -> np.ndarray:
-    row = np.zeros(len(lay.index))
+def _by_type(spans: Sequence[tuple]) -> dict[str, list[tuple]]:
+    out: dict[str, list[tuple]] = {}
+    for x in spans:
+        out.setdefault(x[0], []).append(x)
+    return out
+
+
+def _span_stats(
+    item: Item, spans: Mapping[str, list[tuple]], lay: _Layout, row: np.ndarray
+) -> None:
+    """The span columns of one sentence (``spans``: each annotator's spans)."""
     ix = lay.index
-    spans = {a: schemes.spans(list(t), scheme) for a, t in item.items()}
-    toks = {a: _token_types(spans[a], len(t)) for a, t in item.items()}
     for pair in lay.pairs:
         a, b = pair
         if a not in item or b not in item:
             continue
         row[ix[("items", pair)]] = 1
-        n = len(toks[a])
-        row[ix[(pair, "tokens")]] = n
-        row[ix[(pair, "O", "ta")]] = toks[a].count("O")
-        row[ix[(pair, "O", "tb")]] = toks[b].count("O")
-        for t in [ALL, *lay.types]:
-            sa = spans[a] if t == ALL else [s for s in spans[a] if s[0] == t]
-            sb = spans[b] if t == ALL else [s for s in spans[b] if s[0] == t]
-            cor, par = partial_counts(sa, sb)
-            values = {
-                "match": len(set(sa) & set(sb)),
-                "na": len(sa),
-                "nb": len(sb),
-                "part": cor + 0.5 * par,
-            }
-            if t == ALL:
-                values["agree"] = sum(x == y for x, y in zip(toks[a], toks[b], strict=True))
+        sa_all, sb_all = spans[a], spans[b]
+        ga, gb = _by_type(sa_all), _by_type(sb_all)
+        groups = [(ALL, sa_all, sb_all)]
+        groups += [(t, ga.get(t, []), gb.get(t, [])) for t in ga.keys() | gb.keys()]
+        same = sa_all == sb_all
+        for t, sa, sb in groups:
+            if same:
+                match = part = len(sa)
             else:
-                ina = [x == t for x in toks[a]]
-                inb = [y == t for y in toks[b]]
-                values["agree"] = sum(x == y for x, y in zip(ina, inb, strict=True))
-                values["ta"], values["tb"] = sum(ina), sum(inb)
-            for k, v in values.items():
-                row[ix[(pair, t, k)]] = v
-    coders = [toks[a] for a in lay.annotators if a in item]
-    if len(coders) >= 2:
-        row[ix[("items", "any")]] = 1
-        m = len(coders)
-        for pos in range(len(coders[0])):
-            values = [c[pos] for c in coders]
-            for t in [ALL, *lay.types]:
-                if t == ALL:
-                    counts = {c: values.count(c) for c in ["O", *lay.types]}
-                else:
-                    k = values.count(t)
-                    counts = {"in": k, "out": m - k}
-                row[ix[("alpha", t, "diag")]] += sum(c * (c - 1) for c in counts.values()) / (m - 1)
-                row[ix[("alpha", t, "n")]] += m
-                for c, v in counts.items():
-                    row[ix[("alpha", t, "nc", c)]] += v
-    return row
+                cor, par = partial_counts(sa, sb)
+                match, part = len(set(sa) & set(sb)), cor + 0.5 * par
+            row[ix[(pair, t, "match")]] = match
+            row[ix[(pair, t, "na")]] = len(sa)
+            row[ix[(pair, t, "nb")]] = len(sb)
+            row[ix[(pair, t, "part")]] = part
+
+
+def _token_stats(
+    items: Sequence[Item], codes: Mapping[str, np.ndarray], lengths: np.ndarray, lay: _Layout
+) -> np.ndarray:
+    """The token columns (kappa, alpha) of every sentence at once; ``codes[a]`` holds each
+    token's type code (0 = O, t + 1 = ``lay.types[t]``, -1 where ``a`` gave no version)."""
+    n = len(items)
+    ix = lay.index
+    out = np.zeros((n, len(ix)))
+    sent = np.repeat(np.arange(n), lengths)
+
+    def per_sentence(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        w = None if weights is None else weights[mask]
+        return np.bincount(sent[mask], weights=w, minlength=n)
+
+    for pair in lay.pairs:
+        ca, cb = codes[pair[0]], codes[pair[1]]
+        both = (ca >= 0) & (cb >= 0)
+        out[:, ix[(pair, "tokens")]] = per_sentence(both)
+        out[:, ix[(pair, ALL, "agree")]] = per_sentence(both & (ca == cb))
+        out[:, ix[(pair, "O", "ta")]] = per_sentence(both & (ca == 0))
+        out[:, ix[(pair, "O", "tb")]] = per_sentence(both & (cb == 0))
+        for k, t in enumerate(lay.types, start=1):
+            ina, inb = ca == k, cb == k
+            out[:, ix[(pair, t, "agree")]] = per_sentence(both & (ina == inb))
+            out[:, ix[(pair, t, "ta")]] = per_sentence(both & ina)
+            out[:, ix[(pair, t, "tb")]] = per_sentence(both & inb)
+    stacked = np.stack([codes[a] for a in lay.annotators])
+    m = (stacked >= 0).sum(axis=0).astype(np.float64)
+    pairable = m >= 2
+    out[:, ix[("items", "any")]] = per_sentence(pairable) > 0
+    counts = np.stack([(stacked == c).sum(axis=0) for c in range(len(lay.types) + 1)]).astype(
+        np.float64
+    )
+    denom = np.where(pairable, m - 1, 1)
+    for t_index, t in enumerate([ALL, *lay.types]):
+        if t == ALL:
+            labels = dict(zip(["O", *lay.types], counts, strict=True))
+        else:
+            labels = {"in": counts[t_index], "out": m - counts[t_index]}
+        diag = sum(c * (c - 1) for c in labels.values()) / denom
+        out[:, ix[("alpha", t, "diag")]] = per_sentence(pairable, diag)
+        out[:, ix[("alpha", t, "n")]] = per_sentence(pairable, m)
+        for c, v in labels.items():
+            out[:, ix[("alpha", t, "nc", c)]] = per_sentence(pairable, v)
+    return out
 
 
 def _safe(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -219,6 +241,21 @@ def _counts(s: np.ndarray, lay: _Layout, scope: str, t: str, measure: str) -> tu
     return items, int(sum(s[ix[(p, t, "na")]] + s[ix[(p, t, "nb")]] for p in pairs))
 
 
+def _resampled_sums(stats: np.ndarray, replicates: int, rng: np.random.Generator) -> np.ndarray:
+    """Column sums of ``replicates`` resamples of the rows (drawn with replacement): the
+    multiplicity of each row times the rows, in blocks to bound memory."""
+    n = stats.shape[0]
+    out = np.empty((replicates, stats.shape[1]))
+    block = max(1, min(replicates, 2**24 // max(n, 1)))
+    for start in range(0, replicates, block):
+        stop = min(replicates, start + block)
+        draws = rng.integers(0, n, size=(stop - start, n))
+        draws += np.arange(stop - start)[:, None] * n  # one bin range per replicate
+        counts = np.bincount(draws.ravel(), minlength=(stop - start) * n)
+        out[start:stop] = counts.reshape(stop - start, n).astype(np.float32) @ stats
+    return out
+
+
 def agreement(
     items: Sequence[Item],
     scheme: str = "IOB2",
@@ -239,17 +276,43 @@ def agreement(
     if not items:
         return pd.DataFrame(columns=[*columns, "a", "b"])
     annotators = sorted({a for it in items for a in it})
-    types = sorted(
-        {s[0] for it in items for t in it.values() for s in schemes.spans(list(t), scheme)}
-    )
+    memo: dict[tuple[str, ...], list[tuple]] = {}
+
+    def spans_of(tags: Sequence[str]) -> list[tuple]:
+        key = tuple(tags)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = schemes.spans(list(key), scheme)
+        return found
+
+    spans = [{a: spans_of(t) for a, t in it.items()} for it in items]
+    types = sorted({x[0] for sp in spans for v in sp.values() for x in v})
     lay = _Layout.make(annotators, types)
-    stats = np.stack([_sentence_stats(it, scheme, lay) for it in items])
+    code_of = {t: k for k, t in enumerate(types, start=1)}
+    lengths = np.array([len(next(iter(it.values()))) for it in items])
+    codes = {}
+    for a in annotators:
+        col: list[int] = []
+        for it, sp, n in zip(items, spans, lengths, strict=True):
+            if a not in it:
+                col += [-1] * int(n)
+                continue
+            row = [0] * int(n)
+            for typ, start, end in sp[a]:
+                row[start:end] = [code_of[typ]] * (end - start)
+            col += row
+        codes[a] = np.array(col, dtype=np.int16)
+    stats = _token_stats(items, codes, lengths, lay)
+    for it, sp, row in zip(items, spans, stats, strict=True):
+        _span_stats(it, sp, lay, row)
     total = stats.sum(axis=0)
     point = _estimates(total, lay)
     rng = np.random.default_rng(seed)
     n = len(items)
-    weights = rng.multinomial(n, np.full(n, 1.0 / n), size=replicates).astype(np.float64)
-    boot = _estimates(weights @ stats, lay)
+    used = np.flatnonzero(total)  # columns that are zero everywhere stay zero in every resample
+    boot_sums = np.zeros((replicates, stats.shape[1]))
+    boot_sums[:, used] = _resampled_sums(stats[:, used].astype(np.float32), replicates, rng)
+    boot = _estimates(boot_sums, lay)
     tail = (1 - level) / 2 * 100
     pair_of = {f"{a} × {b}": (a, b) for a, b in lay.pairs}
     rows = []

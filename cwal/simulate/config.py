@@ -8,7 +8,10 @@ update per newly labeled sentence; ``retrain`` (the default) also refits a fresh
 label so far (``epochs`` passes) at each evaluation point. The paper's curves correspond to
 retraining ("on each iteration, the overall labeled data at this point is used to build a model";
 it rebuilds every 10 sentences, we every ``eval_every``), and so does the live service, whose
-consolidation refits the model every ``consolidation_interval`` annotations.
+consolidation refits the model every ``consolidation_interval`` annotations. ``budget_words``
+(optional) stops each run at a number of labeled words instead: what a lead pays for, and the
+fair budget for strategies that pick sentences of different lengths (a per-word strategy that
+picks short sentences covers fewer words in the same number of sentences).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class SimConfig:
     candidates: int = 1000
     eval_every: int = 100
     budget: int = 2000
+    budget_words: int | None = None
     mode: str = "retrain"
     epochs: int = 5
     learner: str = "cw"
@@ -78,6 +82,8 @@ class SimConfig:
         for name in ("initial", "batch", "candidates", "eval_every", "epochs"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if self.budget_words is not None and int(self.budget_words) < 1:
+            raise ValueError("budget_words must be at least 1")
         if self.budget < self.initial:
             raise ValueError(f"the budget ({self.budget}) is below the initial {self.initial}")
         if self.learner not in LEARNERS:

@@ -177,7 +177,8 @@ def run_cell(
     sink: ResultSink,
     progress: Progress | None = None,
 ) -> str:
-    """Run (or resume) one strategy x seed curve to the budget; returns its final status."""
+    """Run (or resume) one strategy x seed curve to the budget (``budget`` sentences, or
+    ``budget_words`` words when set); returns its final status."""
     if strategy == FULL_DATA:
         return run_reference(data, config, seed, sink)
     saved = sink.saved(strategy, seed)
@@ -223,19 +224,29 @@ def run_cell(
         record()
     params = config.params_for(strategy)
     last_mark = len(labeled) // config.eval_every
-    while len(labeled) < budget:
+    words = int(data.lengths[labeled].sum())
+
+    def room() -> int:
+        """Sentences still to label: up to the sentence budget, or while under the word
+        budget (then up to the pool)."""
+        if config.budget_words is None:
+            return budget - len(labeled)
+        return len(pool) - len(labeled) if words < config.budget_words else 0
+
+    while room() > 0:
         step += 1
         chooser = make_strategy(
             strategy, candidates=config.candidates, seed=int(rng.integers(2**31)), **params
         )
         unlabeled = np.flatnonzero(~mask)
-        n = min(config.batch, budget - len(labeled))
+        n = min(config.batch, room())
         picked = chooser.select(model, [pool[i] for i in unlabeled], n, ids=unlabeled.tolist())
         _learn(model, [pool[i] for i in picked])
         labeled += [int(i) for i in picked]
+        words += int(data.lengths[picked].sum())
         mask[picked] = True
         mark = len(labeled) // config.eval_every
-        if mark > last_mark or len(labeled) >= budget:
+        if mark > last_mark or room() <= 0:
             record()
             last_mark = mark
         if progress is not None:

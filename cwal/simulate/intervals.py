@@ -140,7 +140,7 @@ def format_costs(table: pd.DataFrame, level: float = 0.95) -> str:
     def cell(r: pd.Series, t: str) -> str:
         ratio, lo, hi = r[f"ratio_{t}"], r[f"ratio_{t}_lo"], r[f"ratio_{t}_hi"]
         if not math.isfinite(ratio):
-            return f"- ({r[f'reached_{t}']}/{r['seeds']} seeds)"
+            return f"- ({int(r[f'reached_{t}'])}/{int(r['seeds'])} seeds)"
         high = f"{hi:.2f}" if math.isfinite(hi) else "beyond"
         return f"{ratio:.2f} [{lo:.2f}, {high}]"
 
@@ -164,7 +164,7 @@ def display_costs(table: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     def cell(r: pd.Series, t: str) -> str:
         ratio, lo, hi = r[f"ratio_{t}"], r[f"ratio_{t}_lo"], r[f"ratio_{t}_hi"]
         if not math.isfinite(ratio):
-            return f"not reached ({r[f'reached_{t}']} of {r['seeds']} seeds)"
+            return f"not reached ({int(r[f'reached_{t}'])} of {int(r['seeds'])} seeds)"
         return f"{ratio:.2f} ({lo:.2f}–{f'{hi:.2f}' if math.isfinite(hi) else 'beyond'})"
 
     pct = f"{100 * level:.0f}%"

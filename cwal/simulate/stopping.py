@@ -71,8 +71,8 @@ def format_stops(table: pd.DataFrame) -> str:
     lines = [f"stopping signal (kappa >= {THRESHOLD} on the stop set {WINDOW} checks in a row)",
              head, "-" * len(head)]  # fmt: skip
     for name, r in table.iterrows():
-        signal = f"{num(r['signal_words'], ',.0f')} ({r['signalled']}/{r['seeds']})"
-        reached = f"{num(r['words_to_99'], ',.0f')} ({r['reached']}/{r['seeds']})"
+        signal = f"{num(r['signal_words'], ',.0f')} ({int(r['signalled'])}/{int(r['seeds'])})"
+        reached = f"{num(r['words_to_99'], ',.0f')} ({int(r['reached'])}/{int(r['seeds'])})"
         lines.append(f"{name:<28}{signal:>16}{num(100 * r['signal_f1'], '.2f'):>9}"
                      f"{num(100 * r['f1_gap'], '+.2f'):>14}{reached:>19}")  # fmt: skip
     return "\n".join(lines)

@@ -21,6 +21,16 @@ from db.repository.checkpoints import (
     prune_checkpoints,
     save_checkpoint,
 )
+from db.repository.guidelines import (
+    FlagInfo,
+    GuidelineVersion,
+    add_flag,
+    guideline_versions,
+    latest_guidelines,
+    list_flags,
+    resolve_flag,
+    save_guidelines,
+)
 from db.repository.history import (
     AnnotationEvent,
     annotation_history,
@@ -116,6 +126,15 @@ from db.repository.users import (
     set_role,
     verify_password,
 )
+from db.repository.versions import (
+    Disagreement,
+    Version,
+    adjudicate,
+    disagreements,
+    get_overlap,
+    overlap_items,
+    set_overlap,
+)
 
 __all__ = [
     "SESSION_DAYS",
@@ -129,6 +148,21 @@ __all__ = [
     "CheckpointInfo",
     "CurvePointInput",
     "DEFAULT_SETTINGS",
+    "FlagInfo",
+    "GuidelineVersion",
+    "add_flag",
+    "guideline_versions",
+    "latest_guidelines",
+    "list_flags",
+    "resolve_flag",
+    "save_guidelines",
+    "Disagreement",
+    "Version",
+    "adjudicate",
+    "disagreements",
+    "get_overlap",
+    "overlap_items",
+    "set_overlap",
     "DuplicateError",
     "DuplicateImportError",
     "DatabaseBusyError",

@@ -28,6 +28,7 @@ from db.engine import write_transaction
 from db.models import Annotation, JSONText, Lease, Project, Sentence, User, UTCDateTime
 from db.repository.base import (
     ANNOTATION_LOCK_NS,
+    BUSY_TRY_MS,
     InvalidValueError,
     NotFoundError,
     check_seconds,
@@ -39,8 +40,9 @@ from db.repository.base import (
 from db.repository.leases import take_lease
 from db.repository.projects import DEFAULT_SETTINGS
 from db.repository.state import not_retracted
+from db.repository.versions import settle_if_agreed, wants_version
 
-STATUSES = ("submitted", "skipped", "undone")
+STATUSES = ("submitted", "skipped", "undone", "version")
 
 
 @dataclass(frozen=True)
@@ -121,37 +123,40 @@ def _record(
     seconds: float | None,
     now: datetime | None,
 ) -> int:
-    now = check_time(now)
-    seconds = check_seconds(seconds)
+    params = {"sentence_id": sentence_id, "user_id": annotator_id,
+              "seconds": check_seconds(seconds), "now": check_time(now)}  # fmt: skip
     what = "label" if statement is _SUBMIT else "skip"
-    return retry_busy(
-        lambda: _write(engine, statement, sentence_id, annotator_id, tags, seconds, now), what
-    )
+    return retry_busy(lambda: _write(engine, statement, tags, params), what)
 
 
-def _write(
-    engine: Engine,
-    statement: Any,
-    sentence_id: int,
-    annotator_id: int,
-    tags: Sequence[str] | None,
-    seconds: float | None,
-    now: datetime,
-) -> int:
-    with write_transaction(engine) as conn:
+def _write(engine: Engine, statement: Any, tags: Sequence[str] | None, given: dict) -> int:
+    """One try of a submit or skip (``given``: sentence_id, user_id, seconds, now)."""
+    sentence_id, annotator_id, now = given["sentence_id"], given["user_id"], given["now"]
+    with write_transaction(engine, busy_ms=BUSY_TRY_MS) as conn:
         project_id, n_tokens, settings = _context(conn, sentence_id, annotator_id)
         checked = None if tags is None else check_tags(tags, n_tokens, settings)
-        params = {
-            "project_id": project_id,
-            "sentence_id": sentence_id,
-            "user_id": annotator_id,
-            "tags": checked,
-            "seconds": seconds,
-            "now": now,
-        }
+        params = {**given, "project_id": project_id, "tags": checked}
+        if statement is _SUBMIT and wants_version(conn, sentence_id):
+            annotation_id = _insert(conn, **_version_row(params))
+            conn.execute(_RELEASE, params)
+            settle_if_agreed(conn, project_id, sentence_id, annotator_id, now)
+            return annotation_id
         annotation_id = conn.execute(statement, params).scalar_one()
         conn.execute(_RELEASE, params)
     return annotation_id
+
+
+def _version_row(params: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "project_id": params["project_id"],
+        "sentence_id": params["sentence_id"],
+        "user_id": params["user_id"],
+        "status": "version",
+        "tags": params["tags"],
+        "seconds": params["seconds"],
+        "supersedes_id": None,
+        "created_at": params["now"],
+    }
 
 
 def submit_annotation(
@@ -166,7 +171,8 @@ def submit_annotation(
     """Store an annotator's tags for a sentence and release their lease on it; returns the new
     annotation id once committed. The tags are checked against the project's tag set and
     (when ``strict_scheme``) its scheme. A submission is stored even when the lease expired;
-    it supersedes the sentence's previous current annotation, if any."""
+    it supersedes the sentence's previous current annotation, if any. On an overlap sentence
+    without gold it is stored as an independent ``version`` instead (see ``versions``)."""
     if tags is None:
         raise InvalidValueError("a submission needs tags (use skip() to pass on a sentence)")
     return _record(engine, _SUBMIT, sentence_id, annotator_id, tags, seconds, now)
@@ -207,7 +213,7 @@ def undo_last(
             .where(
                 Annotation.project_id == project_id,
                 Annotation.user_id == annotator_id,
-                Annotation.status.in_(("submitted", "skipped")),
+                Annotation.status.in_(("submitted", "skipped", "version")),
                 not_retracted(project_id),
             )
             .order_by(Annotation.id.desc())

@@ -128,8 +128,11 @@ def check_time(value: datetime | None) -> datetime:
 
 # PostgreSQL SQLSTATEs worth retrying: serialization failure, deadlock, lock not available.
 _RETRY_SQLSTATES = frozenset({"40001", "40P01", "55P03"})
-BUSY_RETRIES = 5
-BUSY_BACKOFF_S = 0.05
+BUSY_WAIT_S = 10.0
+"""How long an annotator's write keeps retrying a busy database before giving up."""
+BUSY_TRY_MS = 2000
+"""The lock wait of one try on SQLite (its own busy handler); the next try follows a backoff."""
+_MAX_SLEEP_S = 0.05
 
 
 def is_busy(exc: OperationalError) -> bool:
@@ -145,20 +148,23 @@ T = TypeVar("T")
 
 
 def retry_busy(write: Callable[[], T], what: str = "write") -> T:
-    """``write()`` retried on a busy database with bounded, jittered exponential backoff
-    (``BUSY_RETRIES`` more tries from ``BUSY_BACKOFF_S``); then ``DatabaseBusyError``."""
-    for attempt in range(BUSY_RETRIES + 1):
+    """``write()`` retried on a busy database with jittered backoff (1 ms doubling to 50 ms)
+    for at most ``BUSY_WAIT_S``; then ``DatabaseBusyError``. ``write`` opens its transaction
+    with ``busy_ms=BUSY_TRY_MS``, so that on SQLite one try waits at most that long."""
+    deadline = time.monotonic() + BUSY_WAIT_S
+    delay = 0.001
+    while True:
         try:
             return write()
         except OperationalError as exc:
             if not is_busy(exc):
                 raise
-            if attempt == BUSY_RETRIES:
+            if time.monotonic() >= deadline:
                 raise DatabaseBusyError(
                     f"the database stayed busy, so the {what} was not saved; try again"
                 ) from exc
-            time.sleep(BUSY_BACKOFF_S * 2**attempt * (0.5 + random.random()))
-    raise AssertionError("unreachable")
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(2 * delay, _MAX_SLEEP_S)
 
 
 def is_unique_violation(exc: IntegrityError) -> bool:

@@ -191,6 +191,7 @@ def lease_next(
     chooser: Chooser | None = None,
     ttl: float | None = None,
     now: datetime | None = None,
+    busy_ms: int | None = None,
 ) -> int | None:
     """Atomically lease a sentence to an annotator and return its id (None: nothing available).
 
@@ -198,9 +199,10 @@ def lease_next(
     the first available one of ``candidate_ids`` (a ranking, best first), or the one
     ``chooser(available_ids)`` picks, or the lowest available id. ``ttl`` defaults to the
     project's ``lease_ttl_seconds``; an expired lease puts its sentence back in the pool.
+    ``busy_ms``: as in ``write_transaction`` (callers that retry pass a short wait).
     """
     now = check_time(now)
-    with write_transaction(engine) as conn:
+    with write_transaction(engine, busy_ms=busy_ms) as conn:
         if ttl is None:
             ttl = project_settings(conn, project_id)["lease_ttl_seconds"]
         ttl = _check_ttl(ttl)

@@ -5,6 +5,9 @@
 * The *latest action* of a sentence is its newest submitted or skipped, non-retracted row.
 * A sentence is *labeled* when it has a current annotation; it is *available* to an annotator
   when it is in the pool, unlabeled, not under a live lease, and not skipped by that annotator.
+* An overlap sentence collects ``version`` rows (one per annotator) before it has a current
+  annotation: it is not available to an annotator who gave a version, nor to anyone once the
+  project's ``overlap_k`` annotators have (then it waits for adjudication).
 * A sentence is *in* its project once its import batch is ``done``: the sentences of a running
   (or killed) import are staged and invisible to every query (``in_project``).
 
@@ -20,7 +23,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, Select, and_, func, select
 from sqlalchemy.sql.elements import BindParameter
 
-from db.models import Annotation, ImportBatch, Lease, Sentence
+from db.models import Annotation, ImportBatch, Lease, Project, Sentence
 
 _undo = Annotation.__table__.alias("undo_row")
 _ann = Annotation.__table__.alias("ann_row")
@@ -104,6 +107,26 @@ def leased_ids(
     return query
 
 
+def version_ids(project_id: IntParam, user_id: IntParam | None = None) -> Select:
+    """Ids of the sentences with a live (non-retracted) version row (by ``user_id``)."""
+    query = select(_ann.c.sentence_id).where(
+        _ann.c.project_id == project_id,
+        _ann.c.status == "version",
+        _ann.c.id.not_in(retracted_ids(project_id)),
+    )
+    return query if user_id is None else query.where(_ann.c.user_id == user_id)
+
+
+def versions_complete_ids(project_id: IntParam) -> Select:
+    """Ids of the overlap sentences that hold versions of ``overlap_k`` different annotators."""
+    k = select(Project.overlap_k).where(Project.id == project_id).scalar_subquery()
+    return (
+        version_ids(project_id)
+        .group_by(_ann.c.sentence_id)
+        .having(func.count(func.distinct(_ann.c.user_id)) >= k)
+    )
+
+
 def available(
     project_id: IntParam, user_id: IntParam | None, now: datetime | BindParameter[datetime]
 ) -> ColumnElement[bool]:
@@ -116,9 +139,11 @@ def available(
         Sentence.split == "pool",
         Sentence.id.not_in(labeled_ids(project_id)),
         Sentence.id.not_in(leased_ids(project_id, now, other_than=user_id)),
+        Sentence.id.not_in(versions_complete_ids(project_id)),
     ]
     if user_id is not None:
         conds.append(Sentence.id.not_in(skipped_ids(project_id, user_id)))
+        conds.append(Sentence.id.not_in(version_ids(project_id, user_id)))
     return and_(*conds)
 
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, and_, func, select
+from sqlalchemy import Engine, and_, func, or_, select
 
 from db.engine import read_transaction
-from db.models import Annotation, Lease, Sentence, User
+from db.models import Adjudication, Annotation, Lease, Sentence, User
 from db.repository.base import check_time
 from db.repository.state import in_project, labeled_ids, not_retracted
 
@@ -56,7 +56,15 @@ def annotator_stats(
     own timezone) and in total, skips, seconds spent and the resulting pace, by user id."""
     now = check_time(now)
     day_start = check_time(day_start) if day_start is not None else _midnight(now)
-    submitted = Annotation.status == "submitted"
+    # an annotator's labels: submissions and overlap versions (a gold the versions agreed on
+    # is not a second label of the last annotator)
+    agreed = select(Adjudication.annotation_id).where(
+        Adjudication.project_id == project_id, Adjudication.method == "agreed"
+    )
+    submitted = or_(
+        Annotation.status == "version",
+        and_(Annotation.status == "submitted", Annotation.id.not_in(agreed)),
+    )
     timed = and_(submitted, Annotation.seconds.is_not(None))
     query = (
         select(

@@ -150,3 +150,26 @@ def test_md_escapes_every_markdown_and_html_character(text: str) -> None:
     unescaped = re.sub(r"\\.", "", escaped)  # what is left outside escapes is plain text
     assert not set(unescaped) & set("<>*_[]()`:$&\\#|~!")
     assert md("two\nlines") == "two lines"
+
+
+@pytest.mark.parametrize("failure", ["busy", "database"])
+def test_a_failed_save_keeps_the_labels_on_screen(store, annotator, monkeypatch, failure) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    ann, session = annotator
+    cur = ann.current()
+    n = len(cur["tokens"])
+
+    def refuse(*args, **kwargs):
+        if failure == "busy":
+            raise repo.DatabaseBusyError("the database stayed busy, so the label was not saved")
+        raise OperationalError("INSERT ...", {}, Exception("disk I/O error"))
+
+    monkeypatch.setattr(session, "submit", refuse)
+    ann.handle({"kind": "submit", "sid": cur["sid"], "spans": [["LOC", 0, 2]], "seconds": 2})
+    data = ann.payload()
+    assert data["message"].startswith("Not saved:")
+    assert "Traceback" not in data["message"] and "INSERT" not in data["message"]
+    assert data["sid"] == cur["sid"]  # still the same sentence, with the labels given
+    assert ann.current()["tags"] == ["B-LOC", "I-LOC"] + ["O"] * (n - 2)
+    assert repo.current_annotations(store.engine, ann.project_id) == []

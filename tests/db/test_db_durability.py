@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-import db.engine as engine_module
 import db.repository.base as base_module
 from cwal.errors import CorpusError
 from db.backup import BackupError, backup, restore
@@ -153,15 +152,16 @@ def test_backup_of_postgresql_names_pg_dump() -> None:
 def test_a_busy_database_is_retried_then_reported(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "cwal.sqlite3"
     user, ids = _filled(path)
-    monkeypatch.setattr(engine_module, "SQLITE_BUSY_TIMEOUT_MS", 20)
-    monkeypatch.setattr(base_module, "BUSY_BACKOFF_S", 0.02)
+    monkeypatch.setattr(base_module, "BUSY_WAIT_S", 1.0)
+    monkeypatch.setattr(base_module, "BUSY_TRY_MS", 100)  # (imported by name: patch the users)
+    monkeypatch.setattr("db.repository.annotations.BUSY_TRY_MS", 100)
     eng = make_engine(f"sqlite:///{path}")
     holder = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock ...
 
     def release() -> None:
         time.sleep(0.3)
-        holder.execute("COMMIT")  # ... for longer than one busy timeout
+        holder.execute("COMMIT")  # ... for a while
 
     t = threading.Thread(target=release)
     t.start()

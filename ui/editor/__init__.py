@@ -21,7 +21,7 @@ from cwal.io import schemes
 
 _HERE = Path(__file__).resolve().parent
 NAME = "cwal_token_editor"
-RESERVED_KEYS = frozenset("su")  # skip, undo
+RESERVED_KEYS = frozenset("sugf")  # skip, undo, guidelines, flag
 PALETTE = (
     "#1f77b4", "#2ca02c", "#9467bd", "#d62728", "#8c564b",
     "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f",

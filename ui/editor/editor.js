@@ -246,8 +246,27 @@ function onKey(event) {
   else if (key === "ArrowLeft") moveCursor(-1, event.shiftKey);
   else if (key === "s" || key === "S") act("skip");
   else if (key === "u" || key === "U") act("undo");
+  else if (key === "g" || key === "G") openGuidelines();
+  else if (key === "f" || key === "F") focusFlag();
   else handled = false;
   if (handled) event.preventDefault();
+}
+
+// G and F reach the page around the editor (a v2 component shares its document): the
+// guidelines expander and the flag comment box that the annotate page draws under the editor.
+function openGuidelines() {
+  const boxes = document.querySelectorAll('[data-testid="stExpander"] details');
+  const box = [...boxes].find((d) => (d.querySelector("summary") || {}).textContent?.includes("Guidelines"));
+  if (!box) return;
+  box.querySelector("summary").click();
+  box.scrollIntoView({ block: "nearest" });
+}
+
+function focusFlag() {
+  const input = document.querySelector('input[aria-label^="Flag sentence"]');
+  if (!input) return;
+  input.scrollIntoView({ block: "nearest" });
+  input.focus();
 }
 
 function bindOnce() {
