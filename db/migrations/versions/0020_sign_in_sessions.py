@@ -2,7 +2,7 @@
 SHA-256, the user and the expiry, so that a refresh or a direct URL keeps the user signed in.
 
 Revision ID: 0020
-Revises: 0021
+Revises: 0022b
 Create Date: 2026-11-27 04:20:00
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0020"
-down_revision: str | None = "0021"
+down_revision: str | None = "0022b"
 branch_labels: str | None = None
 depends_on: str | None = None
 
