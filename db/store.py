@@ -1,9 +1,8 @@
 """The live service's store: ``cwal.live.Store`` implemented over the repository.
 
 ``open_session(database_url_or_engine, project_id)`` is the factory the web app holds in
-``st.cache_resource``: one ``ProjectSession`` per project per process. Three queries the
-repository does not offer are written here against the models: the training set as of an
-annotation id, the retractions of submissions, and leasing several sentences at once.
+``st.cache_resource``: one ``ProjectSession`` per project per process. Every query is the
+repository's; this class only translates between its records and the live service's.
 """
 
 from __future__ import annotations
@@ -11,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Engine, exists, func, select
-from sqlalchemy.orm import aliased
+from sqlalchemy import Engine
 
 from cwal.live import (
     CheckpointMeta,
@@ -24,14 +22,8 @@ from cwal.live import (
     get_session,
 )
 from db import repository as repo
-from db.engine import open_database, read_transaction, write_transaction
-from db.models import Annotation, Lease, Sentence, utcnow
+from db.engine import open_database
 from db.repository.base import BUSY_TRY_MS, retry_busy
-from db.repository.leases import take_lease
-from db.repository.projects import project_settings
-from db.repository.state import available, in_project
-
-_CHUNK = 500
 
 
 def _row(e: repo.AnnotationEvent) -> LogRow:
@@ -51,77 +43,18 @@ class SqlStore:
     def log_after(self, project_id: int, after_id: int) -> list[LogRow]:
         return [_row(e) for e in repo.annotations_after(self.engine, project_id, after_id)]
 
-    def _current(self, project_id: int, upto_id: int):
-        """Each sentence's newest submission with id <= upto_id not retracted by then."""
-        undo = aliased(Annotation)
-        retracted = exists().where(
-            undo.supersedes_id == Annotation.id, undo.status == "undone", undo.id <= upto_id
-        )
-        return (
-            select(func.max(Annotation.id).label("aid"))
-            .where(
-                Annotation.project_id == project_id,
-                Annotation.status == "submitted",
-                Annotation.id <= upto_id,
-                ~retracted,
-            )
-            .group_by(Annotation.sentence_id)
-            .subquery()
-        )
-
     def current_annotations(self, project_id: int, upto_id: int) -> list[LogRow]:
-        latest = self._current(project_id, upto_id)
-        query = (
-            select(
-                Annotation.id,
-                Annotation.sentence_id,
-                Annotation.user_id,
-                Annotation.status,
-                Annotation.tags,
-                Annotation.supersedes_id,
-                Sentence.tokens,
-                Sentence.columns,
-            )  # fmt: skip
-            .join(latest, latest.c.aid == Annotation.id)
-            .join(Sentence, Sentence.id == Annotation.sentence_id)
-            .order_by(Annotation.id)
-        )
-        with read_transaction(self.engine) as conn:
-            return [LogRow(*row) for row in conn.execute(query)]
+        rows = repo.current_annotations(self.engine, project_id, upto_id=upto_id)
+        return sorted((_row(e) for e in rows), key=lambda r: r.id)  # the order they were learned
 
     def current_labels(self, project_id: int, upto_id: int) -> list[tuple[int, int]]:
-        latest = self._current(project_id, upto_id)
-        query = (
-            select(Annotation.id, Annotation.sentence_id)
-            .join(latest, latest.c.aid == Annotation.id)
-            .order_by(Annotation.id)
-        )
-        with read_transaction(self.engine) as conn:
-            return [(int(a), int(s)) for a, s in conn.execute(query)]
+        return repo.current_label_ids(self.engine, project_id, upto_id)
 
     def retractions(self, project_id: int) -> list[tuple[int, int]]:
-        target = aliased(Annotation)
-        query = (
-            select(Annotation.supersedes_id, Annotation.id)
-            .join(target, target.id == Annotation.supersedes_id)
-            .where(
-                Annotation.project_id == project_id,
-                Annotation.status == "undone",
-                target.status == "submitted",
-            )
-            .order_by(Annotation.id)
-        )
-        with read_transaction(self.engine) as conn:
-            return [(int(t), int(u)) for t, u in conn.execute(query)]
+        return repo.retractions(self.engine, project_id)
 
     def pool_ids(self, project_id: int) -> list[int]:
-        query = (
-            select(Sentence.id)
-            .where(in_project(project_id), Sentence.split == "pool")
-            .order_by(Sentence.id)
-        )
-        with read_transaction(self.engine) as conn:
-            return list(conn.execute(query).scalars())
+        return repo.sentence_ids(self.engine, project_id, "pool")
 
     def pool_sentences(self, ids: Sequence[int]) -> list[PoolSentence]:
         found = repo.get_sentences(self.engine, ids)
@@ -164,57 +97,12 @@ class SqlStore:
         n: int,
     ) -> list[int]:
         ranked = None if ranked_ids is None else list(ranked_ids)
-        if n == 1:
-            got = retry_busy(
-                lambda: repo.lease_next(
-                    self.engine, project_id, annotator_id, ranked, ttl=ttl, busy_ms=BUSY_TRY_MS
-                ),
-                "lease",
-            )
-            return [] if got is None else [got]
         return retry_busy(
-            lambda: self._lease_many(project_id, annotator_id, ranked, ttl, n), "lease"
+            lambda: repo.lease_many(
+                self.engine, project_id, annotator_id, n, ranked, ttl=ttl, busy_ms=BUSY_TRY_MS
+            ),
+            "lease",
         )
-
-    def _lease_many(
-        self, project_id: int, annotator_id: int, ranked: list[int] | None, ttl: float, n: int
-    ) -> list[int]:
-        """Several leases in one write transaction: the annotator's live ones first, then the
-        first free of ``ranked`` (or of the pool in id order). ``take_lease`` is an upsert that
-        never overwrites another annotator's live lease, so concurrent callers cannot collide."""
-        now = utcnow()
-        with write_transaction(self.engine, busy_ms=BUSY_TRY_MS) as conn:
-            project_settings(conn, project_id)  # NotFoundError for an unknown project
-            own = conn.execute(
-                select(Lease.sentence_id)
-                .join(Sentence, Sentence.id == Lease.sentence_id)
-                .where(
-                    Lease.project_id == project_id,
-                    Lease.user_id == annotator_id,
-                    Lease.expires_at > now,
-                    available(project_id, annotator_id, now),
-                )
-                .order_by(Lease.leased_at, Lease.sentence_id)
-            ).scalars()
-            out: list[int] = []
-            for sid in own:
-                if len(out) < n and take_lease(conn, project_id, sid, annotator_id, now, ttl):
-                    out.append(sid)
-            free = select(Sentence.id).where(available(project_id, annotator_id, now))
-            if ranked is None:
-                ranked = list(conn.execute(free.order_by(Sentence.id).limit(4 * n)).scalars())
-            for start in range(0, len(ranked), _CHUNK):
-                if len(out) >= n:
-                    break
-                chunk = ranked[start : start + _CHUNK]
-                ok = set(conn.execute(free.where(Sentence.id.in_(chunk))).scalars())
-                for sid in chunk:
-                    if len(out) >= n:
-                        break
-                    fresh = sid in ok and sid not in out
-                    if fresh and take_lease(conn, project_id, sid, annotator_id, now, ttl):
-                        out.append(sid)
-            return out
 
     def log_predictions(self, project_id: int, rows: Sequence[PredictionRow]) -> None:
         repo.log_predictions(

@@ -135,6 +135,15 @@ def current_annotations(
     return list(iter_latest_annotations(engine, project_id, upto_id=upto_id))
 
 
+def current_label_ids(engine: Engine, project_id: int, upto_id: int) -> list[tuple[int, int]]:
+    """``(annotation id, sentence id)`` of the rows ``current_annotations(upto_id=...)`` gives, in
+    annotation id order (the order a model learned them)."""
+    latest = current_annotation_ids(project_id, "submitted", upto_id=upto_id).subquery()
+    query = select(latest.c.annotation_id, latest.c.sentence_id).order_by(latest.c.annotation_id)
+    with read_transaction(engine) as conn:
+        return [(int(a), int(s)) for a, s in conn.execute(query)]
+
+
 def retractions(engine: Engine, project_id: int, after_id: int = 0) -> list[tuple[int, int]]:
     """``(retracted submission id, undo id)`` for each undone submission (undo id > ``after_id``),
     in undo order: what a model that learned those submissions has to forget."""

@@ -245,14 +245,16 @@ def lease_many(
     *,
     ttl: float | None = None,
     now: datetime | None = None,
+    busy_ms: int | None = None,
 ) -> list[int]:
     """Atomically lease up to ``n`` sentences to an annotator (a page, or a prefetch): their
     live leases first (renewed), then the first available of ``candidate_ids`` or of the pool
-    in id order. Same guarantees as :func:`lease_next`; may return fewer (or none)."""
+    in id order. Same guarantees (and ``busy_ms``) as :func:`lease_next`; may return fewer (or
+    none)."""
     if n < 1:
         raise InvalidValueError(f"n must be >= 1, got {n!r}")
     now = check_time(now)
-    with write_transaction(engine) as conn:
+    with write_transaction(engine, busy_ms=busy_ms) as conn:
         if ttl is None:
             ttl = project_settings(conn, project_id)["lease_ttl_seconds"]
         ttl = _check_ttl(ttl)
