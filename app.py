@@ -91,6 +91,8 @@ else:
         sections["Lead"] = LEAD_PAGES
     if user.role == "lead":
         sections["Administration"] = ADMIN_PAGES
-    navigation = st.navigation(sections)
+    navigation = st.navigation(
+        sections, expanded=True
+    )  # a lead's 14 pages, none behind "View more"
 with warmup.page_run():  # background refreshes wait for the page (and others) to be drawn
     navigation.run()

@@ -143,6 +143,7 @@ def crf_worker(
     train, test = splits(task, dev, data_dir, limit, fold)
     fn = get_template(spec.template)
     codec = TagCodec(encoding)
+    cpu = time.process_time()
     start = time.perf_counter()
     x_train = [fn(s.tokens, s.columns) for s in train]
     extract = time.perf_counter() - start
@@ -158,6 +159,7 @@ def crf_worker(
         start = time.perf_counter()
         trainer.train(path)
         seconds = time.perf_counter() - start
+        cpu = time.process_time() - cpu
         tagger = pycrfsuite.Tagger()
         tagger.open(path)
         pred = [codec.decode(tagger.tag(fn(s.tokens, s.columns))) for s in test]
@@ -166,7 +168,8 @@ def crf_worker(
     return {
         "task": task, "runner": name, "iterations": iterations,
         "f1": [chunk_f1([s.tags for s in test], pred).f1], "train_seconds": seconds,
-        "extract_seconds": extract, "append_seconds": append, "peak_mb": peak_rss_mb(),
+        "extract_seconds": extract, "append_seconds": append, "cpu_seconds": cpu,
+        "peak_mb": peak_rss_mb(),
     }  # fmt: skip
 
 

@@ -5,7 +5,8 @@ For each task the cwal command (reading, features, epochs, saving the model; com
 already in the on-disk cache: one untimed warm-up run first) and a crfsuite worker (our template's
 feature strings, then L-BFGS with c1 = c2 = 0.1; timed from the first feature to the trained
 model) alternate ``--repeats`` times; the table gives medians, the ratio of the medians
-(crfsuite / cwal: the issue's target is >= 10), cwal's peak memory (the child's ru_maxrss) and
+(crfsuite / cwal: the issue's target is >= 10), the same for CPU seconds (steadier than wall
+time on a loaded machine), cwal's peak memory (the child's ru_maxrss) and
 the test F1 of the last cwal model (``python -m cwal evaluate``) and of crfsuite.
 
     python bench/train_speed.py [--quick] [--json PATH] [--tasks chunk esp ned] [--repeats N]
@@ -32,12 +33,13 @@ from _common import ROOT, bench_parser, emit, format_table
 from cwal import corpora
 
 ACCURACY = Path(__file__).resolve().parent / "accuracy.py"
-COLUMNS = ["task", "sentences", "cwal_s", "crf_s", "ratio", "cwal_peak_mb", "cwal_f1", "crf_f1",
+COLUMNS = ["task", "sentences", "cwal_s", "crf_s", "ratio", "cwal_cpu_s", "crf_cpu_s", "cpu_ratio",
+           "cwal_peak_mb", "cwal_f1", "crf_f1",
            "cwal_runs", "crf_runs"]  # fmt: skip
 
 
-def _peak_of(cmd: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of a child, read with wait4 so the peak is its own."""
+def _peak_of(cmd: list[str]) -> tuple[float, float, float]:
+    """(wall seconds, peak RSS MB, CPU seconds) of a child, read with wait4 (its own figures)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
@@ -46,7 +48,7 @@ def _peak_of(cmd: list[str]) -> tuple[float, float]:
     err = proc.stderr.read().decode() if proc.stderr else ""
     if status:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{err[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def one_task(task: str, repeats: int, iterations: int, limit: int | None,
@@ -73,15 +75,17 @@ def one_task(task: str, repeats: int, iterations: int, limit: int | None,
         crf += ["--limit", str(limit)] if limit else []
         crf += ["--data-dir", data_dir] if data_dir else []
         _peak_of(train)  # warm-up: the kernels compile into the on-disk cache once
-        cwal_s, crf_s, peaks = [], [], []
+        cwal_s, crf_s, peaks, cwal_cpu, crf_cpu = [], [], [], [], []
         crf_f1 = float("nan")
         for _ in range(repeats):
-            wall, peak = _peak_of(train)
+            wall, peak, cpu = _peak_of(train)
             cwal_s.append(wall)
+            cwal_cpu.append(cpu)
             peaks.append(peak)
             done = subprocess.run(crf, capture_output=True, text=True, cwd=ROOT, check=True)
             row = json.loads(done.stdout.strip().splitlines()[-1])
             crf_s.append(row["extract_seconds"] + row["append_seconds"] + row["train_seconds"])
+            crf_cpu.append(row["cpu_seconds"])
             crf_f1 = row["f1"][-1]
             print(f"{task}: cwal train {wall:.1f}s ({peak:.0f} MB), crfsuite {crf_s[-1]:.1f}s",
                   file=sys.stderr, flush=True)  # fmt: skip
@@ -95,6 +99,8 @@ def one_task(task: str, repeats: int, iterations: int, limit: int | None,
     return {
         "task": task, "sentences": n, "cwal_s": med_cwal, "crf_s": med_crf,
         "ratio": med_crf / med_cwal, "cwal_peak_mb": max(peaks), "cwal_f1": cwal_f1,
+        "cwal_cpu_s": statistics.median(cwal_cpu), "crf_cpu_s": statistics.median(crf_cpu),
+        "cpu_ratio": statistics.median(crf_cpu) / statistics.median(cwal_cpu),
         "crf_f1": crf_f1, "cwal_runs": " ".join(f"{s:.1f}" for s in cwal_s),
         "crf_runs": " ".join(f"{s:.1f}" for s in crf_s),
     }  # fmt: skip
@@ -115,7 +121,17 @@ def main(argv: list[str] | None = None) -> int:
         one_task(t, args.repeats, args.crf_iterations, args.limit, args.data_dir)
         for t in args.tasks
     ]
-    digits = {"cwal_s": 1, "crf_s": 1, "ratio": 2, "cwal_peak_mb": 0, "cwal_f1": 4, "crf_f1": 4}
+    digits = {
+        "cwal_s": 1,
+        "crf_s": 1,
+        "ratio": 2,
+        "cwal_cpu_s": 1,
+        "crf_cpu_s": 1,
+        "cpu_ratio": 2,
+        "cwal_peak_mb": 0,
+        "cwal_f1": 4,
+        "crf_f1": 4,
+    }
     title = (f"python -m cwal train (whole command, defaults) vs crfsuite extraction + training "
              f"({args.crf_iterations} iterations), medians of {args.repeats}; ratio = crf / cwal")  # fmt: skip
     meta = {"repeats": args.repeats, "crf_iterations": args.crf_iterations,

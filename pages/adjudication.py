@@ -12,14 +12,12 @@ from db import repository as repo
 from ui import actions, auth, state, team
 from ui.safe import md
 
-user, project = auth.require_project_role(
-    "lead", "reviewer", refusal="This page is for the project's leads and reviewers."
+user, project = team.open_team_page(
+    "Adjudication",
+    "lead",
+    "reviewer",
+    refusal="This page is for the project's leads and reviewers.",
 )
-st.title("Adjudication")
-if project is None:
-    st.info("There is no project yet: create one on the Projects page.")
-    st.stop()
-st.caption(md(project.name))
 scheme = project.settings.get("scheme") or "IOB2"
 DONE_KEY = "cw_adjudicated"
 if st.session_state.get(DONE_KEY):

@@ -8,18 +8,12 @@ import streamlit as st
 
 from cwal.measures.agreement import ALL, MEASURES, OVERALL
 from db import repository as repo
-from ui import auth, state, team
+from ui import state, team
 from ui.charts import show
-from ui.safe import md
 
-user, project = auth.require_project_role(
-    "lead", "reviewer", refusal="This page is for the project's leads and reviewers."
+user, project = team.open_team_page(
+    "Agreement", "lead", "reviewer", refusal="This page is for the project's leads and reviewers."
 )
-st.title("Agreement")
-if project is None:
-    st.info("There is no project yet: create one on the Projects page.")
-    st.stop()
-st.caption(md(project.name))
 share, k = repo.get_overlap(state.engine(), project.id)
 st.button("Refresh", icon=":material/refresh:", help="Read the newest labels")
 

@@ -7,17 +7,12 @@ import pandas as pd
 import streamlit as st
 
 from db import repository as repo
-from ui import actions, auth, state
+from ui import actions, auth, state, team
 from ui.safe import md
 
-user, project = auth.require_project_role(
-    "lead", "reviewer", "annotator", refusal="This page is for the project's members."
+user, project = team.open_team_page(
+    "Guidelines", "lead", "reviewer", "annotator", refusal="This page is for the project's members."
 )
-st.title("Guidelines")
-if project is None:
-    st.info("There is no project yet: create one on the Projects page.")
-    st.stop()
-st.caption(md(project.name))
 engine = state.engine()
 is_lead = auth.project_role(user, project.id) == "lead"
 versions = repo.guideline_versions(engine, project.id)

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from db import repository as repo
-from ui import actions, auth, state
+from ui import actions, state, team
 from ui.safe import md
 
 ROLE_HELP = {
@@ -19,12 +19,7 @@ ROLE_HELP = {
     "annotator": "annotator: annotates, sees the guidelines, flags sentences",
 }
 
-lead, project = auth.require_project_lead()
-st.title("Members")
-if project is None:
-    st.info("There is no project yet: create one on the Projects page.")
-    st.stop()
-st.caption(md(project.name))
+lead, project = team.open_team_page("Members", "lead", refusal="This page is for leads only.")
 
 members = actions.list_members(lead, project.id)
 if members:

@@ -100,3 +100,16 @@ def test_margin_map_is_the_prior_without_labels_and_monotone():
     assert fitted.labels == 30 and fitted.tokens == 120
     curve = fitted(np.array([0.0, 0.1, 1.0, 10.0]))
     assert np.all(np.diff(curve) > 0) and curve[0] < 0.6 and curve[-1] > 0.95
+
+
+def test_single_label_tokens_do_not_drive_the_map():
+    """The first sentences are all O: a model that knows one label gives every token an infinite
+    Delta. Those tokens carry no information; later, finite margins set the map alone."""
+    rng = np.random.default_rng(3)
+    record = [(np.full(20, 1e6), np.ones(20, bool)) for _ in range(5)]
+    delta = rng.exponential(1.0, (30, 20))
+    record += [(d, rng.random(20) < 1 / (1 + np.exp(-(0.5 + 1.0 * np.log1p(d))))) for d in delta]
+    fitted = MarginMap.fit(record)
+    assert fitted.a == pytest.approx(0.5, abs=0.4) and fitted.b == pytest.approx(1.0, abs=0.5)
+    assert fitted.tokens == 600 and fitted.labels == 35
+    assert 0.6 < float(np.mean(fitted(delta.ravel()))) < 0.85

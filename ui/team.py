@@ -13,8 +13,23 @@ import streamlit as st
 from cwal.io import schemes
 from cwal.measures import agreement as ag
 from db import repository as repo
-from ui import state
+from ui import auth, state
 from ui.charts import tips
+from ui.safe import md
+
+
+def open_team_page(
+    title: str, *roles: str, refusal: str = "This page is for the project's leads and reviewers."
+) -> tuple[repo.UserInfo, repo.ProjectInfo]:
+    """The header of a team page: stop unless the user's role on the current project is one of
+    ``roles`` (or there is no project); else the title, the project's name, (user, project)."""
+    user, project = auth.require_project_role(*roles, refusal=refusal)
+    st.title(title)
+    if project is None:
+        st.info("There is no project yet: create one on the Projects page.")
+        st.stop()
+    st.caption(md(project.name))
+    return user, project
 
 
 @st.cache_data(max_entries=16, show_spinner="Computing agreement…")

@@ -16,7 +16,7 @@ tokens' lowest confidence) and per task (the mean), ready to pre-annotate a Labe
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
 from cwal.io.conll import TagRules, tagged_reader
@@ -164,12 +164,22 @@ def write_labelstudio(
     sentences: Iterable[Sentence], dest: PathLike | TextIO, scheme: str | None = None
 ) -> int:
     """Write a JSON array of tasks, one per sentence, streamed; returns the number written."""
+    return write_json_array(sentences, dest, lambda s, k: labelstudio_task(s, k, scheme))
+
+
+def write_json_array(
+    sentences: Iterable[Sentence],
+    dest: PathLike | TextIO,
+    make: Callable[[Sentence, int], dict[str, Any]],
+) -> int:
+    """Write ``make(sentence, index)`` of each sentence as one element of a JSON array, one
+    element a line, streamed; returns the number written."""
     count = 0
     with open_text(dest) as out:
         out.write("[")
         for sent in sentences:
             out.write(",\n" if count else "\n")
-            out.write(json.dumps(labelstudio_task(sent, count, scheme), ensure_ascii=False))
+            out.write(json.dumps(make(sent, count), ensure_ascii=False))
             count += 1
         out.write("\n]\n")
     return count

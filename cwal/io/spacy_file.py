@@ -11,16 +11,15 @@ by default) and written as BILUO.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 from cwal.errors import MissingExtraError
 from cwal.io import schemes
 from cwal.io.conll import TagRules, tagged_reader
-from cwal.io.labelstudio import json_tasks
+from cwal.io.labelstudio import json_tasks, write_json_array
 from cwal.io.sentence import Sentence
-from cwal.io.source import PathLike, Source, check_tokens, open_text
+from cwal.io.source import PathLike, Source, check_tokens
 from cwal.io.spans import OFFSETS, TEXT, align, chunk_spans, layout, placed
 
 META_KEY = "cwal_meta"
@@ -137,19 +136,15 @@ def write_spacy_json(
     sentences: Iterable[Sentence], dest: PathLike | TextIO, scheme: str | None = None
 ) -> int:
     """Write spaCy's JSON training format, one document per sentence, streamed."""
-    count = 0
-    with open_text(dest) as out:
-        out.write("[")
-        for sent in sentences:
-            text, _ = layout(sent)
-            ner = ["O"] * len(sent)
-            if sent.tags is not None:
-                ner = schemes.from_spans(chunk_spans(sent.tags, scheme), len(sent), "BILOU")
-            pos = sent.columns.get("pos")
-            tokens = [{"id": k, "orth": tok, "tag": pos[k] if pos else "-", "ner": ner[k]}
-                      for k, tok in enumerate(sent.tokens)]  # fmt: skip
-            doc = {"id": count, "paragraphs": [{"raw": text, "sentences": [{"tokens": tokens}]}]}
-            out.write((",\n" if count else "\n") + json.dumps(doc, ensure_ascii=False))
-            count += 1
-        out.write("\n]\n")
-    return count
+
+    def document(sent: Sentence, index: int) -> dict[str, Any]:
+        text, _ = layout(sent)
+        ner = ["O"] * len(sent)
+        if sent.tags is not None:
+            ner = schemes.from_spans(chunk_spans(sent.tags, scheme), len(sent), "BILOU")
+        pos = sent.columns.get("pos")
+        tokens = [{"id": k, "orth": tok, "tag": pos[k] if pos else "-", "ner": ner[k]}
+                  for k, tok in enumerate(sent.tokens)]  # fmt: skip
+        return {"id": index, "paragraphs": [{"raw": text, "sentences": [{"tokens": tokens}]}]}
+
+    return write_json_array(sentences, dest, document)

@@ -185,7 +185,8 @@ def format_table(table: pd.DataFrame) -> str:
     def pct(v: float) -> str:
         return "-" if not math.isfinite(v) else f"{100 * v:.2f}"
 
-    head = (f"{'strategy':<16}{'final F1':>9}{'± std':>7}{'sentences':>10}{'words':>9}"
+    w = max([16, *(len(str(n)) + 2 for n in table.index)])
+    head = (f"{'strategy':<{w}}{'final F1':>9}{'± std':>7}{'sentences':>10}{'words':>9}"
             f"{'to 95% full':>12}{'to Random':>10}{'AUC':>7}{'F1 >10K':>8}")  # fmt: skip
     lines = [head, "-" * len(head)]
     for name, r in table.iterrows():
@@ -193,7 +194,7 @@ def format_table(table: pd.DataFrame) -> str:
         partial = 0 < r["reached_random"] < r["seeds"]
         to_random = words(r["words_to_random"]) + ("*" if partial else "")
         lines.append(
-            f"{name:<16}{100 * r['final_f1']:>9.2f}{100 * std:>7.2f}{r['final_sentences']:>10,.0f}"
+            f"{name:<{w}}{100 * r['final_f1']:>9.2f}{100 * std:>7.2f}{r['final_sentences']:>10,.0f}"
             f"{words(r['final_words']):>9}{words(r['words_to_target']):>12}"
             f"{to_random:>10}{pct(r['auc']):>7}{pct(r['f1_beyond']):>8}"
         )

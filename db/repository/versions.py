@@ -66,19 +66,15 @@ def live_versions(conn: Connection, sentence_id: int) -> list[Version]:
     return [Version(*row) for row in rows]
 
 
-def _has_gold(conn: Connection, sentence_id: int) -> bool:
-    return (
-        conn.execute(
-            select(Annotation.id)
-            .where(
-                Annotation.sentence_id == sentence_id,
-                Annotation.status == "submitted",
-                not_retracted(sentence_id=sentence_id),
-            )
-            .limit(1)
-        ).first()
-        is not None
-    )
+def _current_gold(conn: Connection, sentence_id: int) -> int | None:
+    """Id of the sentence's current (newest non-retracted submitted) row, None without gold."""
+    return conn.execute(
+        select(func.max(Annotation.id)).where(
+            Annotation.sentence_id == sentence_id,
+            Annotation.status == "submitted",
+            not_retracted(sentence_id=sentence_id),
+        )
+    ).scalar_one()
 
 
 def wants_version(conn: Connection, sentence_id: int) -> bool:
@@ -91,7 +87,7 @@ def wants_version(conn: Connection, sentence_id: int) -> bool:
     ).one()
     if row.split != "pool" or not is_overlap(sentence_id, row.overlap_share):
         return False
-    return not _has_gold(conn, sentence_id)
+    return _current_gold(conn, sentence_id) is None
 
 
 def _gold(
@@ -104,13 +100,7 @@ def _gold(
     method: str,
     now: datetime,
 ) -> int:
-    current = conn.execute(
-        select(func.max(Annotation.id)).where(
-            Annotation.sentence_id == sentence_id,
-            Annotation.status == "submitted",
-            not_retracted(sentence_id=sentence_id),
-        )
-    ).scalar_one()
+    current = _current_gold(conn, sentence_id)
     gold_id = conn.execute(
         insert(Annotation)
         .values(
