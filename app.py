@@ -74,10 +74,14 @@ def sidebar(user) -> str | None:
 
 state.check_database()  # a damaged database file: a clear message instead of a traceback
 user = auth.current_user()
+auth.keep_cookie()  # the browser keeps (or forgets) the sign-in session's token
 if user is None:
-    navigation = st.navigation(
-        [st.Page("pages/login.py", title="Sign in", icon=":material/login:")]
-    )
+    # Every page's URL shows the sign-in form; once signed in, the same URL opens that page.
+    login = [st.Page("pages/login.py", title="Sign in", icon=":material/login:", default=True)]
+    for page in ANNOTATOR_PAGES + LEAD_PAGES + ADMIN_PAGES:
+        if page.url_path:
+            login.append(st.Page("pages/login.py", title="Sign in", url_path=page.url_path))
+    navigation = st.navigation(login, position="hidden")
 else:
     role = sidebar(user)
     sections = {"Annotation": ANNOTATOR_PAGES}

@@ -95,6 +95,18 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
+class SignInSession(Base):
+    """A signed-in browser: the SHA-256 of its random token (the token itself lives only in the
+    browser's cookie), expiring; deleted on sign-out and on a password change."""
+
+    __tablename__ = "sign_in_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class Project(Base):
     """A project; ``overlap_share`` of its pool sentences (chosen by a hash of the id) are
     labeled independently by ``overlap_k`` annotators (real columns: the queue's SQL reads k)."""

@@ -1,7 +1,9 @@
 """Who is signed in, and what they may do: the gate every page and every action goes through.
 
-The browser session keeps only the user's id; the role is read fresh from the store on every run
-and before every lead action, so a demoted or deleted user loses access at once.
+The browser session keeps only the user's id and the sign-in session's token (also in the
+``cwal_session`` cookie, so that a refresh or a direct URL stays signed in); the role is read fresh
+from the store on every run and before every lead action, so a demoted or deleted user loses
+access at once, and a revoked session (sign-out, password change) signs the browser out.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from typing import ParamSpec, TypeVar
 import streamlit as st
 
 from db import repository as repo
-from ui import state
+from ui import cookie, state
 
 USER_KEY = state.USER_KEY
+TOKEN_KEY = "cw_session_token"  # the sign-in session's token (``db.repository.sessions``)
 FAILURES_KEY = "cw_login_failures"
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -27,15 +30,46 @@ class Forbidden(PermissionError):
 
 
 def current_user() -> repo.UserInfo | None:
-    """The signed-in user, fresh from the store (None when signed out or deleted)."""
+    """The signed-in user, fresh from the store (None when signed out, deleted, or when the
+    sign-in session was revoked or expired). A browser session without a user is signed in
+    from the sign-in cookie it brought (a refresh, a direct URL, a new tab)."""
     user_id = st.session_state.get(USER_KEY)
+    token = st.session_state.get(TOKEN_KEY)
     if user_id is None:
-        return None
+        token = cookie.read()
+        user = repo.session_user(state.engine(), token)
+        if user is not None:
+            st.session_state[USER_KEY], st.session_state[TOKEN_KEY] = user.id, token
+        return user
+    if token is not None:  # signed in through the form or the cookie: the session must live
+        user = repo.session_user(state.engine(), token)
+        if user is None or user.id != user_id:
+            _forget()
+            return None
+        return user
     try:
         return repo.get_user(state.engine(), user_id)
     except repo.NotFoundError:
         st.session_state.pop(USER_KEY, None)
         return None
+
+
+def _remember(user_id: int) -> None:
+    """Sign ``user_id`` in: a new sign-in session, kept by this browser session and the cookie."""
+    st.session_state[TOKEN_KEY] = repo.create_session(state.engine(), user_id)
+    st.session_state[USER_KEY] = user_id
+
+
+def _forget() -> None:
+    for key in list(st.session_state.keys()):
+        del st.session_state[key]
+
+
+def keep_cookie() -> None:
+    """Mount the sign-in cookie's writer (``ui.cookie``): the current token, or none."""
+    token = st.session_state.get(TOKEN_KEY)
+    if token is not None or cookie.read() is not None:
+        cookie.write(token, int(repo.SESSION_DAYS * 86400))
 
 
 def needs_setup() -> bool:
@@ -56,14 +90,19 @@ def sign_in(name: str, password: str) -> repo.UserInfo | None:
         st.session_state[FAILURES_KEY] = failures + 1
         return None
     st.session_state[FAILURES_KEY] = 0
-    st.session_state[USER_KEY] = user.id
+    _remember(user.id)
     return user
 
 
 def sign_out() -> None:
-    """Forget the user and everything this browser session held for them."""
-    for key in list(st.session_state.keys()):
-        del st.session_state[key]
+    """End the sign-in session, give the user's leased sentences back to the pool, and forget
+    everything this browser session held for them (the cookie is cleared on the next run)."""
+    engine = state.engine()
+    repo.revoke_session(engine, st.session_state.get(TOKEN_KEY))
+    user_id = st.session_state.get(USER_KEY)
+    if user_id is not None:
+        repo.release_leases(engine, user_id)
+    _forget()
 
 
 def create_first_lead(name: str, password: str) -> repo.UserInfo:
@@ -71,7 +110,7 @@ def create_first_lead(name: str, password: str) -> repo.UserInfo:
     if not needs_setup():
         raise Forbidden("setup is over: a user already exists; sign in instead")
     user_id = repo.add_user(state.engine(), name, password, role="lead")
-    st.session_state[USER_KEY] = user_id
+    _remember(user_id)
     return repo.get_user(state.engine(), user_id)
 
 

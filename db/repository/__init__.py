@@ -49,6 +49,7 @@ from db.repository.leases import (
     lease_many,
     lease_next,
     release_lease,
+    release_leases,
     renew_lease,
 )
 from db.repository.members import (
@@ -93,6 +94,7 @@ from db.repository.sentences import (
     sentence_ids,
     unlabeled_pool_ids,
 )
+from db.repository.sessions import SESSION_DAYS, create_session, revoke_session, session_user
 from db.repository.simulations import (
     CurvePointInput,
     SimulationRunInfo,
@@ -136,6 +138,10 @@ from db.repository.versions import (
 )
 
 __all__ = [
+    "SESSION_DAYS",
+    "create_session",
+    "revoke_session",
+    "session_user",
     "ADMIN_ROLE",
     "AnnotationEvent",
     "AnnotatorStats",
@@ -230,6 +236,7 @@ __all__ = [
     "remove_member",
     "prune_checkpoints",
     "release_lease",
+    "release_leases",
     "renew_lease",
     "retractions",
     "save_checkpoint",

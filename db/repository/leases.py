@@ -281,6 +281,12 @@ def release_lease(engine: Engine, sentence_id: int, annotator_id: int) -> bool:
         return conn.execute(query).rowcount == 1
 
 
+def release_leases(engine: Engine, annotator_id: int) -> int:
+    """Give every sentence the annotator holds back to the pool (sign-out); how many."""
+    with write_transaction(engine) as conn:
+        return conn.execute(delete(Lease).where(Lease.user_id == annotator_id)).rowcount
+
+
 def renew_lease(
     engine: Engine,
     sentence_id: int,

@@ -8,11 +8,11 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from db.engine import read_transaction, write_transaction
-from db.models import User, utcnow
+from db.models import SignInSession, User, utcnow
 from db.repository.base import (
     DuplicateError,
     InvalidValueError,
@@ -157,11 +157,12 @@ def authenticate(engine: Engine, name: str, password: str) -> UserInfo | None:
 
 
 def set_password(engine: Engine, user_id: int, password: str) -> None:
-    """Replace a user's password (a new salt is drawn)."""
+    """Replace a user's password (a new salt is drawn) and end every sign-in session of theirs."""
     hashed = hash_password(password)
     with write_transaction(engine) as conn:
         query = update(User).where(User.id == user_id).values(password_hash=hashed)
         done = conn.execute(query).rowcount
+        conn.execute(delete(SignInSession).where(SignInSession.user_id == user_id))
     if done != 1:
         raise NotFoundError(f"no user with id {user_id}")
 

@@ -64,6 +64,7 @@ def skip_by_key(page, engine) -> int:
 def test_keys_work_on_arrival_without_a_click(tmp_path: Path) -> None:
     s = fresh_store(tmp_path)
     with harness.app_server(s.url, tmp_path) as base, harness.chromium() as page:
+        page.set_default_timeout(120_000)  # a hang guard: the machine may be busy
         # 1. After the sign-in form (the Sign in button had the focus).
         harness.sign_in(page, base, "arno", PASSWORD)
         harness.wait_ready(page)
@@ -117,6 +118,7 @@ def test_first_submits_on_a_fresh_install_are_saved_while_the_model_is_prepared(
     env = {"NUMBA_CACHE_DIR": str(cache)}
     notice = "Preparing the model"
     with harness.app_server(s.url, tmp_path, env=env) as base, harness.chromium() as page:
+        page.set_default_timeout(120_000)  # a hang guard: the machine may be busy
         harness.sign_in(page, base, "arno", PASSWORD)
         harness.wait_ready(page)
         page.get_by_text(notice).wait_for()
@@ -135,3 +137,63 @@ def test_first_submits_on_a_fresh_install_are_saved_while_the_model_is_prepared(
     assert [repo.annotation_history(s.engine, sid)[-1].status for sid in saved] == [
         "submitted"
     ] * len(saved)
+
+
+def signed_in_as(page, name: str, role: str) -> None:
+    """Wait until the sidebar says who is signed in."""
+    page.get_by_text(f"{name} ({role})", exact=True).wait_for()
+
+
+def session_cookie(page) -> str:
+    """The sign-in cookie's value, once the browser has it (written just after sign-in)."""
+    for _ in range(600):
+        found = {c["name"]: c["value"] for c in page.context.cookies()}.get("cwal_session")
+        if found:
+            return found
+        page.wait_for_timeout(200)
+    raise AssertionError("the browser never got the sign-in cookie")
+
+
+def sign_in_form(page) -> None:
+    """Wait until the page shows the sign-in form."""
+    page.get_by_role("button", name="Sign in").wait_for()
+
+
+def test_refresh_and_direct_urls_keep_the_user_signed_in(tmp_path: Path) -> None:
+    import hashlib
+
+    s = fresh_store(tmp_path)
+    with harness.app_server(s.url, tmp_path) as base, harness.chromium() as page:
+        page.set_default_timeout(120_000)  # a hang guard: the machine may be busy
+        harness.sign_in(page, base, "arno", PASSWORD)
+        saved = label_first_token_and_submit(page, s.engine, "PER")
+        shown = harness.wait_ready(page)
+        cookie = session_cookie(page)
+        page.reload()  # still signed in, on the sentence held before, the saved label kept
+        signed_in_as(page, "arno", "annotator")
+        assert harness.wait_ready(page) == shown
+        assert repo.annotation_history(s.engine, saved)[-1].tags[0] == "B-PER"
+        with s.engine.connect() as conn:  # the store keeps the token's hash, not the token
+            stored = set(conn.exec_driver_sql("SELECT token_hash FROM sign_in_sessions").scalars())
+        assert stored == {hashlib.sha256(cookie.encode()).hexdigest()}
+        assert repo.active_leases(s.engine, s.demo)  # arno holds the sentences on screen
+        page.get_by_role("button", name="Sign out").click()  # ends the session, frees them
+        sign_in_form(page)
+        assert not [x for x in repo.active_leases(s.engine, s.demo) if x.user_id == s.arno]
+        page.reload()
+        sign_in_form(page)
+        assert "cwal_session" not in {c["name"] for c in page.context.cookies()}
+
+        # A direct URL while signed out asks to sign in, then opens that page.
+        page.goto(f"{base}/dashboard")
+        page.get_by_label("User name").fill("lena")
+        page.get_by_label("Password", exact=True).fill(PASSWORD)
+        page.get_by_role("button", name="Sign in").click()
+        page.get_by_role("heading", name="Dashboard").wait_for()
+        session_cookie(page)
+        page.goto(f"{base}/export")  # signed in: a direct URL opens the page at once
+        page.get_by_role("heading", name="Export").wait_for()
+        signed_in_as(page, "lena", "lead")
+        repo.set_password(s.engine, s.lena, "a new password")  # ends every session of hers
+        page.reload()
+        sign_in_form(page)

@@ -22,6 +22,7 @@ from db.models import Base
 
 TABLES = {
     "memberships",
+    "sign_in_sessions",
     "adjudications",
     "guidelines",
     "flags",
