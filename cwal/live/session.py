@@ -362,13 +362,17 @@ class ProjectSession:
             with self._lock:
                 if self.generation != gen and attempt < 2:
                     continue
-                self.pool.sync(self.live.model.features_)
+                index = self.live.model.features_
+                self.pool.sync(index)
                 mids = self.pool.model_ids(batch.gids)
             enc, known = batch.localize(mids)  # off the lock: linear in the batch
             with self._lock:
                 if self.generation != gen and attempt < 2:
                     continue
                 live = self.live
+                if live.model.features_ is not index:  # a model swapped in (an undo's rebuild)
+                    self.pool.sync(live.model.features_)  # since the mapping: map again here
+                    enc, known = batch.localize(self.pool.model_ids(batch.gids))  # (rare)
                 W, A, SW, SA = kd.take_rows(live.model, known)
                 labels, has_cov = list(live.model.labels_), live.model.has_covariance
                 decode = kd.decoder_of(live.model)
