@@ -59,7 +59,17 @@ def workbench() -> None:
             icon=":material/hourglass_top:",
         )
     work = annotator()
+    shown = work.current()
     token_editor(work.payload(), key=editor_key, on_action=on_action)
+    if shown is not None:  # the sentences around it in its document, as plain text
+        before, after = repo.document_context(state.engine(), shown["sid"])
+        if before or after:
+            with st.expander("Document context"):
+                for tokens in before:
+                    st.text(" ".join(tokens))
+                st.caption("⋯ the sentence you are labeling ⋯")
+                for tokens in after:
+                    st.text(" ".join(tokens))
     stats = work.counters()
     today, total, skipped, cols = 0, 0, 0, st.columns(4)
     pace = "–"
@@ -71,7 +81,6 @@ def workbench() -> None:
     cols[1].metric("Total", total)
     cols[2].metric("Skipped", skipped)
     cols[3].metric("Time per sentence", pace)
-    shown = work.current()
     team.guidelines_and_flag(user, project_id, shown["sid"] if shown else None)
 
 

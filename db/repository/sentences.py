@@ -262,6 +262,34 @@ def get_sentence(engine: Engine, sentence_id: int) -> StoredSentence:
     return StoredSentence(*row)
 
 
+def document_context(
+    engine: Engine, sentence_id: int, n: int = 1
+) -> tuple[list[list[str]], list[list[str]]]:
+    """The tokens of up to ``n`` sentences before and after ``sentence_id`` in its document (the
+    same import and document, by position): what the editor shows around the sentence."""
+    with read_transaction(engine) as conn:
+        row = conn.execute(
+            select(Sentence.batch_id, Sentence.document, Sentence.position).where(
+                Sentence.id == sentence_id
+            )
+        ).one_or_none()
+        if row is None:
+            raise NotFoundError(f"no sentence with id {sentence_id}")
+        batch, document, at = row
+        query = (
+            select(Sentence.position, Sentence.tokens)
+            .where(
+                Sentence.batch_id == batch,
+                Sentence.document == document,
+                Sentence.position.between(at - n, at + n),
+                Sentence.position != at,
+            )
+            .order_by(Sentence.position)
+        )
+        found = [(int(pos), list(tokens)) for pos, tokens in conn.execute(query)]
+    return [t for pos, t in found if pos < at], [t for pos, t in found if pos > at]
+
+
 def get_sentences(engine: Engine, ids: Iterable[int]) -> list[StoredSentence]:
     """Sentences by id, in the order of ``ids`` (unknown ids raise NotFoundError)."""
     wanted = list(ids)

@@ -90,6 +90,11 @@ def test_annotate_shows_the_next_sentence_in_the_editor(store, users, demo) -> N
     }
     for view in data["upcoming"]:
         assert view["tokens"] == repo.get_sentence(store.engine, view["sid"]).tokens
+    # The sentences around it in its document, as plain text.
+    before, after = repo.document_context(store.engine, data["sid"])
+    assert before or after
+    (context,) = [e for e in at.expander if e.label == "Document context"]
+    assert [t.value for t in context.text] == [" ".join(t) for t in before + after]
 
     # After one label the next sentence comes pre-filled, shaded and with a least-confident mark.
     service = state.live(demo)

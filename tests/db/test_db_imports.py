@@ -207,3 +207,20 @@ def test_real_corpus_imports_completely(engine, shared_data):
     n_blocks = sum(1 for block in path.read_text().split("\n\n") if block.strip())
     assert result.n_sentences == n_blocks
     assert result.n_tokens == sum(1 for line in path.read_text().splitlines() if line.strip())
+
+
+def test_document_context_is_the_neighbouring_sentences_of_the_same_document(engine, project):
+    """Two raw-text documents, one upload each: a sentence's context is the sentences
+    just before and after it in its own document, never the other document's."""
+    from db.repository import document_context, sentence_ids
+
+    import_bytes(engine, project, b"Ana vive en Lima. Luis trabaja en Quito. Eva lee.\n", "a.txt")
+    import_bytes(engine, project, b"Otro texto aqui. Y otro mas.\n", "b.txt")
+    first, middle, last, other, _ = sentence_ids(engine, project)
+    assert document_context(engine, middle) == (
+        [["Ana", "vive", "en", "Lima", "."]],
+        [["Eva", "lee", "."]],
+    )
+    assert document_context(engine, first) == ([], [["Luis", "trabaja", "en", "Quito", "."]])
+    assert document_context(engine, last)[1] == []
+    assert document_context(engine, other) == ([], [["Y", "otro", "mas", "."]])
