@@ -54,16 +54,17 @@ def make_store(home: Path, pool: int | None) -> str:
     from ui.actions import DEMO_DIR, DEMO_TYPES, install_demo, tagset
 
     url = f"sqlite:///{home / 'cwal.sqlite3'}"
-    harness.seed(url, [("bench", PASSWORD, "annotator")])
+    ids = harness.seed(url, [("bench", PASSWORD, "annotator")])
     engine = open_database(url)
     if pool is None:
-        install_demo(engine)
+        project = install_demo(engine)
     else:
         settings = {"tagset": tagset(DEMO_TYPES, "IOB2"), "feature_template": "ner"}
         project = repo.create_project(engine, f"Pool of {pool:,}", settings)
         data = "".join(json.dumps({"tokens": t}) + "\n" for t in sentences(pool)).encode()
         imports.import_bytes(engine, project, data, "pool.jsonl", split="pool")
         imports.import_file(engine, project, DEMO_DIR / "ner_eval.jsonl", split="eval")
+    repo.set_member(engine, project, ids["bench"], "annotator")  # annotators see their projects
     engine.dispose()
     return url
 

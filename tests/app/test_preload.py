@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from db import repository as repo
 from tests.app import harness
 from tests.app.conftest import PASSWORD, app
 from ui import preload
@@ -62,9 +63,10 @@ def test_a_leads_browser_loads_the_chart_code_before_any_lead_page(tmp_path: Pat
     from ui.actions import install_demo
 
     url = f"sqlite:///{tmp_path / 'cwal.sqlite3'}"
-    harness.seed(url, [("lena", PASSWORD, "lead"), ("arno", PASSWORD, "annotator")])
+    ids = harness.seed(url, [("lena", PASSWORD, "lead"), ("arno", PASSWORD, "annotator")])
     engine = open_database(url)
-    install_demo(engine)
+    demo = install_demo(engine)
+    repo.set_member(engine, demo, ids["arno"], "annotator")  # annotators see their projects only
     engine.dispose()
     files = list(preload.chunk_files())
     with harness.app_server(url, tmp_path) as base:
