@@ -61,8 +61,10 @@ LATENCY_PROBE = """
     }
   };
   const attach = () => {
-    const host = document.querySelector('[data-testid="stBidiComponentIsolated"]');
-    const root = host && host.shadowRoot && host.shadowRoot.querySelector('.cw-editor');
+    // the editor's host among the page's components (the sign-in cookie is one too)
+    const hosts = document.querySelectorAll('[data-testid="stBidiComponentIsolated"]');
+    const root = Array.from(hosts).map((h) => h.shadowRoot && h.shadowRoot.querySelector(
+      '.cw-editor')).find((r) => r) || null;
     if (root && root !== probe.watched) {
       probe.watched = root;
       probe.lastSid = root.dataset.ready === '1' ? root.dataset.sid : null;
