@@ -391,7 +391,7 @@ def test_public_names_are_exported_and_seqeval_free() -> None:
             elif isinstance(node, ast.ImportFrom) and node.module:
                 imported.add(node.module.split(".")[0])
         assert "seqeval" not in imported, source
-        assert imported <= {"__future__", "collections", "dataclasses", "typing"} | {
+        assert imported <= {"__future__", "collections", "dataclasses", "itertools", "typing"} | {
             "numpy",
             "pandas",
             "cwal",

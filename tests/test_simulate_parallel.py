@@ -3,12 +3,22 @@ that fail in loky workers are marked failed in the sink and named in the error."
 
 from __future__ import annotations
 
+import sys
+import types
 from pathlib import Path
 
 import pytest
 from test_simulate_cli import CONFIG, TIMES, files, reference  # noqa: F401 - fixtures
 
 from cwal.simulate import JsonDirSink, Ref, SimConfig, run_experiment
+
+
+@pytest.fixture(autouse=True)
+def plain_main(monkeypatch) -> None:
+    """Streamlit's AppTest (page tests earlier in this process) leaves a page script as
+    ``__main__``, which spawned workers would run again; the app itself starts simulations in a
+    fresh process (``db.simulations.launch``), so these in-process runs get a plain one too."""
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
 
 
 @pytest.mark.slow
