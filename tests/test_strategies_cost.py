@@ -13,6 +13,7 @@ from cwal.io.sentence import Sentence
 from cwal.learners import make
 from cwal.simulate import SimConfig
 from cwal.strategies import Diverse, is_strategy, make_strategy
+from cwal.strategies.cost import similarity_density
 from cwal.strategies.diversity import diversify, feature_vectors
 from tests.test_strategies import corpus
 
@@ -129,3 +130,19 @@ def test_names_and_config_accept_the_diverse_form():
         make_strategy("random+diverse", threshold=0)
     with pytest.raises(ValueError, match="unknown strategies"):
         SimConfig(strategies=("nothing+diverse",))
+
+
+def test_density_is_the_mean_cosine_to_the_other_candidates(model, pool_conf):
+    pool, per = pool_conf
+    pool = [*pool, pool[0], pool[0]]  # two more copies of the first: it is the densest
+    dense = feature_vectors(model, pool).toarray()
+    cos = dense @ dense.T
+    want = [(cos[i].sum() - cos[i, i]) / (len(pool) - 1) for i in range(len(pool))]
+    got = similarity_density(model, pool)
+    assert np.allclose(got, want) and np.argmax(got) in (0, len(pool) - 2, len(pool) - 1)
+    base = make_strategy("errors-per-word", k=K, s=S).score(model, pool, 9)
+    for strategy in (make_strategy("dense-errors-per-word", k=K, s=S),
+                     make_strategy("errors-per-word", k=K, s=S, density=2.0)):  # fmt: skip
+        assert np.allclose(strategy.score(model, pool, 9), base * got**strategy.density)
+    with pytest.raises(ValueError, match="density"):
+        make_strategy("errors-per-word", density=-1)
