@@ -3,6 +3,8 @@ diversity wrapper against hand-built duplicates and neighbours."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -146,3 +148,16 @@ def test_density_is_the_mean_cosine_to_the_other_candidates(model, pool_conf):
         assert np.allclose(strategy.score(model, pool, 9), base * got**strategy.density)
     with pytest.raises(ValueError, match="density"):
         make_strategy("errors-per-word", density=-1)
+
+
+def test_kd_takes_another_token_key_by_name(model, pool_conf):
+    """``rank`` swaps KD's token key (bench/active_learning.py --rank): the vote share here."""
+    pool, _ = pool_conf
+    conf = snapshot_estimate(model, pool, 9)
+    want = [conf.rank_key()[a:b].min() for a, b in itertools.pairwise(conf.sent_offsets)]
+    got = make_strategy("kd-pc", k=K, s=S, rank="votes").score(model, pool, 9)
+    assert np.allclose(got, want)
+    analytic = make_strategy("kd-pc", k=K, s=S).score(model, pool, 9)
+    assert not np.allclose(analytic, got)  # the default key is another one
+    with pytest.raises(ValueError, match="unknown rank"):
+        make_strategy("kd-fixed", rank="loudest")

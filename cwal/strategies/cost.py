@@ -43,10 +43,11 @@ class _PerWord(_Estimated):
         density: float | None = None,
         k: int | None = None,
         s: float | None = None,
+        rank: str | None = None,
         candidates: int = 1000,
         seed: int = 0,
     ) -> None:
-        super().__init__(k=k, s=s, candidates=candidates, seed=seed)
+        super().__init__(k=k, s=s, rank=rank, candidates=candidates, seed=seed)
         if density is not None:
             if not 0.0 <= float(density) <= 10.0:
                 raise ValueError(f"density must be in [0, 10], got {density}")
