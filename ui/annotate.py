@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from cwal.live.prefill import prefill_tags as confident_prefill
 from db import repository as repo
 from db.models import utcnow
 from ui import editor, state
@@ -92,7 +93,11 @@ class Annotator:
         return out
 
     def _view(self, suggestion: Any, prefill: list[str] | None = None) -> dict[str, Any]:
-        tags = prefill if prefill is not None else suggestion.predicted
+        """``prefill``: the user's own undone labels (shown as theirs); otherwise the model's
+        confident spans, marked as pre-filled in the editor."""
+        tags = prefill if prefill is not None else confident_prefill(
+            suggestion.predicted, suggestion.confidence, self.scheme
+        )  # fmt: skip
         for t in entity_types({"tagset": tags or []}):
             if t not in self.types:
                 self.types.append(t)
@@ -104,6 +109,7 @@ class Annotator:
             "sid": suggestion.sentence_id,
             "tokens": list(suggestion.tokens),
             "tags": list(tags) if tags else None,
+            "prefilled": prefill is None,
             "confidence": suggestion.confidence,
             "least": suggestion.least_confident,
             "info": info,
@@ -146,6 +152,7 @@ class Annotator:
                 confidence=v["confidence"],
                 least=v["least"],
                 info=v["info"],
+                prefilled=v.get("prefilled", False),
             )
             for v in queue[:AHEAD]
         ]

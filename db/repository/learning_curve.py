@@ -20,7 +20,7 @@ from db.repository.checkpoints import CheckpointInfo, current_checkpoints, get_c
 from db.repository.projects import get_project
 from db.repository.views import POINTS, VIEWS, feature_cache, model_key, project_key
 
-CURVE_CHECKPOINTS = 8  # checkpoints evaluated for the learning curve (plus the newest)
+CURVE_CHECKPOINTS = 24  # held-out points: every retrain up to 24, then evenly spread (+ newest)
 COLUMNS = ["checkpoint_id", "version", "sentences", "words", "eval_f1", "eval_accuracy"]
 COLUMNS.append("pool_estimate")
 

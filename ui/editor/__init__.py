@@ -102,12 +102,16 @@ def sentence(
     confidence: Sequence[float] | None = None,
     least: int | None = None,
     info: str = "",
+    prefilled: bool = False,
 ) -> dict[str, Any]:
-    """One sentence as the editor takes it: tokens, pre-filled spans, per-token confidence."""
+    """One sentence as the editor takes it: tokens, spans, per-token confidence. ``prefilled``:
+    the spans are the model's (the editor marks them until the annotator changes them)."""
+    spans = tags_to_spans(tags, scheme)
     return {
         "sid": int(sid),
         "tokens": [str(t) for t in tokens],
-        "spans": tags_to_spans(tags, scheme),
+        "spans": spans,
+        "pre": spans if prefilled else [],
         "confidence": _confidences(confidence),
         "least": None if least is None else int(least),
         "info": info,
@@ -128,7 +132,9 @@ def payload(
     ``sid`` None and the ``empty`` notice when there is none), the ``upcoming`` ones it shows as
     soon as Enter is pressed, in order, the label keys (``settings``: the project's), the outcome of the last action and ``rev``, which counts
     the actions the server has handled."""
-    shown = current or {"sid": None, "tokens": [], "spans": [], "confidence": None, "least": None}
+    shown = current or {
+        "sid": None, "tokens": [], "spans": [], "pre": [], "confidence": None, "least": None
+    }  # fmt: skip
     return {
         **{"info": ""},
         **shown,
