@@ -1,7 +1,7 @@
 """The annotate page's controller: the sentences on screen, and what the editor's actions do.
 
-It talks only to the live service (``next`` / ``submit`` / ``skip`` / ``undo``) and, for the
-counters and the undo pre-fill, to the repository. ``AHEAD`` sentences are leased at a time: the
+It talks only to the live service (``next`` / ``submit`` / ``skip`` / ``undo``) and, for
+membership, the counters and the undo pre-fill, to ``db.service``. ``AHEAD`` sentences are leased at a time: the
 one on screen and the next ones, which the editor already holds, so that Enter shows the next
 sentence at once while the answer is being saved (even when the server is one answer behind). The user id always comes from the signed-in session, never
 from the browser's message; a message about a sentence that is not the current one (a double
@@ -18,8 +18,8 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from db import repository as repo
+from db.service import entity_types
 from ui import editor, state
-from ui.actions import entity_types
 
 LOG = logging.getLogger(__name__)
 MAX_SECONDS = 6 * 3600.0
@@ -50,7 +50,7 @@ class Annotator:
         self.scheme = project.settings.get("scheme") or "IOB2"
         self.types = entity_types(project.settings)
         # checked again at every action: a member taken off the project stops at once
-        self.member = repo.project_role(state.engine(), project.id, user.id) is not None
+        self.member = state.service().is_member(user.id, project.id)
         self.s = store.setdefault(
             f"cw_annotate_{project.id}_{user.id}", {"queue": [], "rev": 0, "message": ""}
         )
@@ -176,21 +176,10 @@ class Annotator:
         if sentence_id is None:
             self.s["message"] = "Nothing to undo."
             return
-        self.s["prefill"] = (sentence_id, self._undone_tags(sentence_id))
+        self.s["prefill"] = (sentence_id, state.service().undone_tags(self.user_id, sentence_id))
         self.s["queue"] = []  # the store released the other leases
         self.s["message"] = f"Undid your last answer (sentence #{sentence_id}): fix it and submit."
 
-    def _undone_tags(self, sentence_id: int) -> list[str] | None:
-        history = repo.annotation_history(state.engine(), sentence_id)
-        undo = next((e for e in reversed(history) if e.status == "undone"), None)
-        if undo is None:
-            return None
-        undone = next((e for e in history if e.id == undo.supersedes_id), None)
-        return undone.tags if undone is not None and undone.user_id == self.user_id else None
-
     def counters(self) -> repo.AnnotatorStats | None:
         """This user's work in the project (today, total, pace), fresh from the store."""
-        for row in repo.annotator_stats(state.engine(), self.project_id):
-            if row.user_id == self.user_id:
-                return row
-        return None
+        return state.service().counters(self.user_id, self.project_id)
