@@ -6,8 +6,8 @@ NER). The learner (default ``cw``) runs with the dev-tuned defaults of ``cwal.le
 Every fit runs in a fresh process which, before the clock starts, loads the compiled kernels and,
 for P > 1, starts the workers' forkserver with a tiny sharded fit (that one-off cost is reported
 as ``start_s``), as a long-running process such as the app has them. ``wall_s`` is the whole
-``fit`` (feature extraction included): ``model.fit(...)`` against ``model.fit(..., shards=P,
-combine=rule)``. The configurations of a task run back to back, ``--repeats`` times; the median
+``fit`` (feature extraction included): ``model.fit(...)`` against ``fit_shards(model, ...,
+shards=P, rule=rule)``. The configurations of a task run back to back, ``--repeats`` times; the median
 wall time is reported (F1 is the same in every repeat: the fits are seeded), with the 1-minute
 load average after each fit (``loads``): the machine is shared, and the scheduler gives each
 session one share of the cores, so shards only gain when a core is otherwise idle.
@@ -41,7 +41,7 @@ from cwal import corpora
 from cwal.features import Encoded
 from cwal.learners import LEARNERS, SequenceLearner, make
 from cwal.learners.defaults import recommended
-from cwal.learners.shards import combine
+from cwal.learners.shards import combine, fit_shards
 
 QUICK = {"tasks": ["np"], "epochs": 3, "repeats": 1, "limit": 3000}
 
@@ -56,13 +56,12 @@ def fit_worker(task: str, learner: str, epochs: int, shards: int, rule: str,
     """One timed fit (P = ``shards``) and its test F1."""
     train = corpora.load(task, "train", data_dir)[:limit]
     test = corpora.load(task, "test", data_dir)
-    sharded = {"shards": shards, "combine": rule} if shards > 1 else {}
     start = time.perf_counter()
-    _model(task, learner).fit(train[:50], epochs=1, **sharded)  # warm up
+    fit_shards(_model(task, learner), train[:50], 1, 0, shards, rule)  # warm up
     start_s = time.perf_counter() - start
     model = _model(task, learner)
     start = time.perf_counter()
-    model.fit(train, epochs=epochs, seed=0, **sharded)
+    fit_shards(model, train, epochs, 0, shards, rule)
     wall = time.perf_counter() - start
     return {"task": task, "P": shards, "rule": rule if shards > 1 else "-",
             "f1": model.score(test).f1, "wall_s": wall, "start_s": start_s,
