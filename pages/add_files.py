@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from db import repository as repo
-from db import service
 from ui import auth, forms, state
+from ui.labels import label_settings
 from ui.safe import md
 
 lead, project = auth.require_project_lead()
@@ -62,12 +62,6 @@ if add:
 st.subheader("Settings")
 with st.form("settings"):
     chosen = forms.settings_inputs(project.settings, with_scheme=False)
-    current_types = service.entity_types(project.settings)
-    types = st.text_input(
-        "Entity types",
-        value=" ".join(current_types),
-        help="Types can be added; existing ones stay (labels use them).",
-    )
     interval = st.number_input(
         "Retrain fully every N annotations",
         min_value=1,
@@ -75,9 +69,6 @@ with st.form("settings"):
     )
     saved = st.form_submit_button("Save settings")
 if saved:
-    wanted = current_types + [t for t in forms.split_words(types) if t not in current_types]
-    if wanted:
-        chosen["tagset"] = service.tagset(wanted, project.settings["scheme"] or "IOB2")
     try:
         state.service().update_settings(
             lead, project.id, chosen | {"consolidation_interval": interval}
@@ -86,3 +77,5 @@ if saved:
         st.error(md(exc))
     else:
         st.success("Settings saved.")
+
+label_settings(lead, project)

@@ -55,15 +55,16 @@ st.subheader("Learning curve")
 preq = reports.prequential_curve(logs.predictions)
 amounts = reports.labeled_amount(logs.labels, preq["annotation_id"].astype(int).tolist())
 curves = reports.accuracy_curves(points, preq, amounts)
-if scores is not None:
-    wanted = [reports.MEASURES["eval_f1"]]
-    title, y_title = "F1 on the evaluation split", "F1"
-else:
-    wanted = [reports.MEASURES["prequential"]]
-    title, y_title = "Prequential token accuracy (no gold evaluation split)", "token accuracy"
-learning = curves[curves["measure"].isin(wanted)]
+learning = curves[curves["measure"].isin([reports.MEASURES[m] for m in reports.LEARNING])]
 charts.show(
-    charts.curve(learning, "words", "labeled words", y_title, title), learning, "learning curve"
+    charts.curve(learning, "sentences", "labeled sentences", "percent", "Learning curve"),
+    learning,
+    "learning curve",
+)
+st.caption(
+    "Prequential: each sentence scored by the model just before it learned it, over the last "
+    f"{reports.PREQUENTIAL_WINDOW} labels (no gold needed); held-out: the evaluation split at "
+    "each retrain" + ("." if scores is not None else " (this project has none).")
 )
 
 st.subheader("Measured against expected accuracy")
@@ -71,7 +72,7 @@ st.caption(
     "When the expected accuracy on the unlabeled pool tracks the measured one, the model's "
     "confidence can be trusted, and a flattening expected curve says more labels stop paying."
 )
-trust = curves[~curves["measure"].isin([reports.MEASURES["eval_f1"]])]
+trust = curves[curves["measure"].isin([reports.MEASURES[m] for m in reports.TRUST])]
 charts.show(
     charts.curve(trust, "sentences", "labeled sentences", "token accuracy", "Token accuracy"),
     trust,

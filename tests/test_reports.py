@@ -120,6 +120,45 @@ def test_prediction_tokens_and_prequential_curve() -> None:
     assert curve["expected"].tolist() == pytest.approx([0.65, 0.7, 0.875])
 
 
+# A hand example for the running span F1: (predicted, given) per served sentence, in order.
+SPAN_SENTENCES = [
+    (["O", "O"], ["O", "O"]),  # no chunk either side
+    (["B-PER", "I-PER", "O"], ["B-PER", "I-PER", "O"]),  # 1 chunk, right
+    (["B-PER", "O", "B-LOC"], ["B-PER", "I-PER", "B-ORG"]),  # 2 given, 2 found, none right
+    (["O", "B-LOC", "I-LOC"], ["O", "B-LOC", "I-LOC"]),  # 1 chunk, right
+]
+
+
+def test_prequential_span_f1_is_the_chunk_f1_of_the_window() -> None:
+    from seqeval.metrics import f1_score  # the independent oracle (IOB2, default mode)
+
+    frame = pd.DataFrame(
+        {
+            "id": [1, 2, 3, 4],
+            "sentence_id": [5, 6, 7, 8],
+            "annotation_id": [21, 22, 23, 24],
+            "strategy": ["kd-pc"] * 4,
+            "tags": [p for p, _ in SPAN_SENTENCES],
+            "confidences": [[0.5] * len(p) for p, _ in SPAN_SENTENCES],
+            "truth": [g for _, g in SPAN_SENTENCES],
+        }
+    )
+    curve = reports.prequential_curve(reports.prediction_tokens(frame), window=2)
+    # by hand: window {1}: no chunk -> NaN; {1,2}: 1/1/1 -> 1; {2,3}: gold 3, found 3, right 1
+    # -> 1/3; {3,4}: gold 3, found 3, right 1 -> 1/3
+    got = curve["span_f1"].tolist()
+    assert math.isnan(got[0])
+    assert got[1:] == pytest.approx([1.0, 1 / 3, 1 / 3])
+    for i in range(1, 4):  # seqeval on the same windows
+        window = SPAN_SENTENCES[max(0, i - 1) : i + 1]
+        want = f1_score([g for _, g in window], [p for p, _ in window])
+        assert got[i] == pytest.approx(want)
+    assert curve["accuracy"].tolist() == pytest.approx([1.0, 1.0, 4 / 6, 4 / 6])
+    # without tags (a token frame of confidences only) the span F1 is unknown, not 0
+    bare = reports.prediction_tokens(frame).drop(columns=["predicted", "truth"])
+    assert reports.prequential_curve(bare, window=2)["span_f1"].isna().all()
+
+
 def test_prediction_tokens_drop_relabeled_lengths_and_number_positions() -> None:
     logged = PREDICTIONS.assign(created_at=pd.Timestamp("2024-05-01", tz="UTC"))
     longer = {"id": 5, "sentence_id": 9, "annotation_id": 15, "strategy": "kd-pc",
@@ -147,7 +186,9 @@ def test_accuracy_curves_in_long_form() -> None:
             "pool_estimate": [0.95, NAN],
         }  # fmt: skip
     )
-    preq = pd.DataFrame({"annotation_id": [12], "accuracy": [0.8], "expected": [0.85]})
+    preq = pd.DataFrame(
+        {"annotation_id": [12], "accuracy": [0.8], "expected": [0.85], "span_f1": [0.4]}
+    )
     amounts = pd.DataFrame({"annotation_id": [12], "sentences": [20], "words": [250]})
     got = reports.accuracy_curves(points, preq, amounts)
     m = reports.MEASURES
@@ -160,6 +201,7 @@ def test_accuracy_curves_in_long_form() -> None:
         (m["pool_estimate"], 50): (600, 0.95),  # the NaN point is left out
         (m["prequential"], 20): (250, 0.8),
         (m["prequential_expected"], 20): (250, 0.85),
+        (m["prequential_f1"], 20): (250, 0.4),
     }
     assert reports.accuracy_curves(points.iloc[:0], preq.iloc[:0], amounts.iloc[:0]).empty
 

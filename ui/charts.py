@@ -61,7 +61,7 @@ def curve(long: pd.DataFrame, x: str, x_title: str, y_title: str, title: str) ->
             x=alt.X(f"{x}:Q", title=x_title, axis=COUNT),
             y=alt.Y("value:Q", title=y_title, scale=alt.Scale(zero=False), axis=PERCENT),
             color=alt.Color("measure:N", title=None, legend=alt.Legend(orient="bottom")),
-            tooltip=tips(f"{x}:Q", "measure:N", alt.Tooltip("value:Q", format=".3f")),
+            tooltip=tips(f"{x}:Q", "measure:N", alt.Tooltip("value:Q", format=".1%")),
         )
     )
 

@@ -22,7 +22,10 @@ from cwal.reports.model import (
     token_frame,
 )
 from cwal.reports.progress import (
+    LEARNING,
     MEASURES,
+    PREQUENTIAL_WINDOW,
+    TRUST,
     accuracy_curves,
     annotator_pace,
     label_distribution,
@@ -39,7 +42,10 @@ from cwal.reports.ranking import context, least_sure, review_ranking
 __all__ = [
     "GIVEN_COLUMNS",
     "TOKEN_COLUMNS",
+    "LEARNING",
     "MEASURES",
+    "PREQUENTIAL_WINDOW",
+    "TRUST",
     "accuracy_curves",
     "prediction_tokens",
     "BINS",

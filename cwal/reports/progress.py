@@ -13,8 +13,10 @@ import numpy as np
 import pandas as pd
 
 from cwal.io import schemes
+from cwal.measures.chunks import chunk_f1
 
 LOG_COLUMNS = ("id", "sentence_id", "status", "supersedes_id", "n_tokens")
+PREQUENTIAL_WINDOW = 25  # labels in the running window of the prequential curves
 
 
 def labeled_amount(log: pd.DataFrame, at_ids: Iterable[int]) -> pd.DataFrame:
@@ -161,19 +163,24 @@ def label_distribution(tag_lists: Iterable[Sequence[str]], scheme: str = "IOB2")
     return out
 
 
-def prequential_curve(tokens: pd.DataFrame, window: int = 25) -> pd.DataFrame:
+def prequential_curve(tokens: pd.DataFrame, window: int = PREQUENTIAL_WINDOW) -> pd.DataFrame:
     """Accuracy the model had on each sentence just before learning it, from the first labeled
     sentence on: one point per prediction, over a running window of the last ``window``
-    predictions (tokens pooled), the measured accuracy next to the accuracy its calibrated
-    confidence expected (mean confidence), with no gold data needed.
+    predictions (tokens and chunks pooled), the measured token accuracy next to the accuracy its
+    calibrated confidence expected (mean confidence), and the span F1 of the window, with no
+    gold data needed.
 
     ``tokens``: one row per logged token (``prediction_id``, ``confidence``, ``correct``, and
-    ``annotation_id``, the label that answered it). Columns: ``annotation_id`` (the point's),
-    ``predictions`` (in the window), ``tokens``, ``accuracy``, ``expected``.
+    ``annotation_id``, the label that answered it; with ``predicted`` and ``truth`` tags for the
+    span F1). Span F1 is :func:`cwal.measures.chunk_f1` (conlleval's chunks, micro-averaged) over
+    the window's sentences; NaN while the window holds no chunk, given or predicted (an all-O
+    start), or without tags. Columns: ``annotation_id`` (the point's), ``predictions`` (in the
+    window), ``tokens``, ``accuracy``, ``expected``, ``span_f1``.
     """
-    cols = ["annotation_id", "predictions", "tokens", "accuracy", "expected"]
+    cols = ["annotation_id", "predictions", "tokens", "accuracy", "expected", "span_f1"]
     if tokens.empty:
         return pd.DataFrame(columns=cols)
+    width = max(int(window), 1)
     per = (
         tokens.groupby("prediction_id")
         .agg(
@@ -184,17 +191,44 @@ def prequential_curve(tokens: pd.DataFrame, window: int = 25) -> pd.DataFrame:
         )
         .sort_index()
     )
-    run = per[["tokens", "hits", "confidence"]].rolling(max(int(window), 1), min_periods=1).sum()
+    per = per.join(_chunk_counts(tokens))
+    sums = ["tokens", "hits", "confidence", "gold_chunks", "predicted_chunks", "correct_chunks"]
+    run = per[sums].rolling(width, min_periods=1).sum()
+    found = run["gold_chunks"] + run["predicted_chunks"]
+    f1 = 2 * run["correct_chunks"] / found.where(found > 0)
     out = pd.DataFrame(
         {
             "annotation_id": per["annotation_id"].to_numpy(),
-            "predictions": np.minimum(np.arange(1, len(per) + 1), max(int(window), 1)),
+            "predictions": np.minimum(np.arange(1, len(per) + 1), width),
             "tokens": run["tokens"].astype(int).to_numpy(),
             "accuracy": (run["hits"] / run["tokens"]).to_numpy(),
             "expected": (run["confidence"] / run["tokens"]).to_numpy(),
+            "span_f1": f1.to_numpy(dtype=np.float64),
         }
     )
     return out[cols]
+
+
+def _chunk_counts(tokens: pd.DataFrame) -> pd.DataFrame:
+    """Per ``prediction_id``: gold, predicted and correct chunks (:func:`chunk_f1` counts); NaN
+    without ``predicted`` and ``truth`` columns. The tokens of a prediction are read in
+    ``position`` order when given, else in row order."""
+    names = ["gold_chunks", "predicted_chunks", "correct_chunks"]
+    ids = pd.unique(tokens["prediction_id"])
+    if not {"predicted", "truth"} <= set(tokens.columns):
+        return pd.DataFrame(np.nan, index=pd.Index(ids, name="prediction_id"), columns=names)
+    rows = (
+        tokens.sort_values(["prediction_id", "position"], kind="stable")
+        if ("position" in tokens.columns)
+        else tokens
+    )
+    counts = {}
+    for pid, part in rows.groupby("prediction_id", sort=False):
+        c = chunk_f1([part["truth"].tolist()], [part["predicted"].tolist()]).counts
+        counts[pid] = [c["gold_chunks"], c["predicted_chunks"], c["correct_chunks"]]
+    frame = pd.DataFrame.from_dict(counts, orient="index", columns=names, dtype=np.float64)
+    frame.index.name = "prediction_id"
+    return frame
 
 
 def learning_curve(points: pd.DataFrame, measures: Sequence[str]) -> pd.DataFrame:
@@ -256,7 +290,10 @@ MEASURES = {
     "pool_estimate": "expected accuracy on the unlabeled pool (calibrated)",
     "prequential": "prequential token accuracy (labels as they came)",
     "prequential_expected": "expected on those sentences (calibrated)",
+    "prequential_f1": "prequential span F1 (labels as they came)",
 }
+LEARNING = ("prequential", "prequential_f1", "eval_accuracy", "eval_f1")  # the learning curve
+TRUST = ("prequential", "prequential_expected", "pool_estimate")  # measured against expected
 
 
 def accuracy_curves(
@@ -271,11 +308,17 @@ def accuracy_curves(
     """
     model = points.rename(columns=MEASURES)
     preq = prequential.merge(amounts, on="annotation_id", how="left").rename(
-        columns={"accuracy": MEASURES["prequential"], "expected": MEASURES["prequential_expected"]}
+        columns={
+            "accuracy": MEASURES["prequential"],
+            "expected": MEASURES["prequential_expected"],
+            "span_f1": MEASURES["prequential_f1"],
+        }
     )
     parts = [
         learning_curve(model, [MEASURES[m] for m in ("eval_f1", "eval_accuracy", "pool_estimate")]),
-        learning_curve(preq, [MEASURES["prequential"], MEASURES["prequential_expected"]]),
+        learning_curve(
+            preq, [MEASURES[m] for m in ("prequential", "prequential_expected", "prequential_f1")]
+        ),  # fmt: skip
     ]
     parts = [p for p in parts if not p.empty]
     if not parts:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy import Engine
 
 from db import repository as repo
@@ -25,6 +27,11 @@ class Annotation:
             return None
         undone = next((e for e in history if e.id == undo.supersedes_id), None)
         return undone.tags if undone is not None and undone.user_id == user_id else None
+
+    def label_changes_since(self, project_id: int, since: datetime) -> list[dict[str, str | None]]:
+        """The project's renames and merges of entity types after ``since`` (the annotate
+        screen carries the labels on screen over to the new names)."""
+        return repo.mappings_since(self.engine, project_id, since)
 
     def counters(self, user_id: int, project_id: int) -> repo.AnnotatorStats | None:
         """The user's work in the project (today, total, pace), fresh from the store."""

@@ -11,8 +11,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
+from seqeval.metrics import accuracy_score, f1_score
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
+from cwal import reports
 from cwal.learners import make
 from db import imports, open_database
 from db import repository as repo
@@ -45,16 +49,24 @@ def demo_gold() -> dict[tuple[str, ...], list[str]]:
     return found
 
 
-def log_served(engine, sentences, seed: int) -> None:
-    """Prediction-log rows as the live service writes them at submit: the gold tags with some
-    flipped to O, confidences lower where flipped (a made-up but plausible model)."""
+def served(sentences, seed: int) -> list[tuple[int, list[str], list[float]]]:
+    """A made-up but plausible model's served predictions: the gold tags with some flipped to
+    O, confidences lower where flipped; ``(sentence id, tags, confidences)`` in order."""
     rng = np.random.default_rng(seed)
-    records = []
+    out = []
     for sid, tags in sentences:
         wrong = rng.random(len(tags)) < 0.1
         pred = ["O" if w else t for t, w in zip(tags, wrong, strict=True)]
         conf = np.where(wrong, rng.uniform(0.2, 0.7, len(tags)), rng.uniform(0.8, 1.0, len(tags)))
-        records.append(repo.PredictionRecord(sid, 1, pred, conf.tolist(), "kd-pc"))
+        out.append((sid, pred, conf.tolist()))
+    return out
+
+
+def log_served(engine, sentences, seed: int) -> None:
+    """Prediction-log rows as the live service writes them at submit (:func:`served`)."""
+    records = [
+        repo.PredictionRecord(sid, 1, p, c, "kd-pc") for sid, p, c in served(sentences, seed)
+    ]
     repo.log_predictions(engine, records)
 
 
@@ -146,6 +158,15 @@ def charts_of(at) -> int:
     return len(at.get("vega_lite_chart"))
 
 
+def chart_data(at, index: int) -> pd.DataFrame:
+    """The rows a drawn chart plots (its inlined datasets, concatenated)."""
+    proto = at.get("vega_lite_chart")[index].proto
+    frames = [convert_arrow_bytes_to_pandas_df(d.data.data) for d in proto.datasets]
+    if proto.data.data:
+        frames.append(convert_arrow_bytes_to_pandas_df(proto.data.data))
+    return pd.concat(frames, ignore_index=True)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_views():
     yield
@@ -166,7 +187,7 @@ def test_empty_project(store, users, demo, page) -> None:
 
 
 def test_a_few_labels(store, users, demo) -> None:
-    label_few(store.engine, demo, users.lead.id)
+    labeled = label_few(store.engine, demo, users.lead.id)
     dash = run_lead(PAGES[0], users.lead.id)
     metrics = {m.label: m.value for m in dash.metric}
     assert metrics["Labeled sentences"] == "8 / 320" and metrics["Model version"] == "8"
@@ -175,6 +196,18 @@ def test_a_few_labels(store, users, demo) -> None:
     assert low <= float(estimate.value.rstrip("%")) <= high
     assert estimate.delta.endswith("rests on 0 labels")  # served logs carry no keys: the prior
     assert charts_of(dash) == 5  # learning curve, measured vs expected, 2 throughput, labels
+    # the learning curve from the first label: prequential token accuracy and span F1 over the
+    # labels so far (fewer than the window), by labels, against seqeval on the served predictions
+    learning = chart_data(dash, 0)
+    preds = served(labeled.items(), 1)
+    gold = list(labeled.values())
+    for measure, oracle in (("prequential_f1", f1_score), ("prequential", accuracy_score)):
+        rows = learning[learning["measure"] == reports.MEASURES[measure]]
+        assert rows["sentences"].tolist() == list(range(1, 9))
+        want = [oracle(gold[:k], [p for _, p, _ in preds[:k]]) for k in range(1, 9)]
+        assert rows["value"].tolist() == pytest.approx(want)
+    held_out = learning[learning["measure"] == reports.MEASURES["eval_f1"]]
+    assert held_out["sentences"].tolist() == [8]  # the current model on the evaluation split
     assert any("Stopping signal: needs two" in c.value for c in dash.caption)  # no checkpoint yet
     pace = dash.dataframe[0].value
     assert pace["annotator"].tolist() == ["lena"] and pace["sentences"].tolist() == [8]
