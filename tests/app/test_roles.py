@@ -18,7 +18,7 @@ LEAD_ACTIONS = [n for n in guarded_actions() if getattr(Service, n).lead_only]
 # what anyone may call: signing in and out, and reads of one's own account and work
 OPEN_CALLS = {
     "needs_setup", "sign_in", "resume", "user", "sign_out", "create_first_lead", "project_role",
-    "projects_of", "backup_hint", "is_member", "undone_tags", "counters",
+    "projects_of", "backup_hint", "is_member", "undone_tags", "counters", "label_changes_since",
 }  # fmt: skip
 INTERACTIVE = ("button", "download_button", "file_uploader", "text_input", "dataframe", "form")
 
@@ -62,6 +62,9 @@ def _arguments(engine, name: str, project_id: int, user_id: int) -> tuple:
     return {
         "save_fix": (project_id, sentence_id, ["O"] * words, 2.0),
         "start_comparison": (project_id, None, "sneaky comparison"),
+        "add_label_type": (project_id, "EVENT"),
+        "update_label_type": (project_id, "PER"),
+        "remove_label_type": (project_id, "MISC", repo.DROP),
         "create_project": ("Sneaky", {}),
         "import_upload": (project_id, b'{"tokens": ["x"]}\n', "x.jsonl"),
         "create_demo_project": (),
@@ -100,8 +103,9 @@ def test_an_annotator_is_refused_every_lead_action(store, users, demo, name, mon
         repo.last_annotation_id(store.engine, demo),
     )
     args = _arguments(store.engine, name, demo, users.annotator.id)
+    kwargs = {"color": "#123456"} if name == "update_label_type" else {}
     with pytest.raises(Forbidden):
-        action(users.annotator, *args)
+        action(users.annotator, *args, **kwargs)
     after = (
         repo.list_users(store.engine),
         repo.list_projects(store.engine),
@@ -109,7 +113,7 @@ def test_an_annotator_is_refused_every_lead_action(store, users, demo, name, mon
         repo.last_annotation_id(store.engine, demo),
     )
     assert after == before
-    action(users.lead, *args)  # the same call is allowed to a lead
+    action(users.lead, *args, **kwargs)  # the same call is allowed to a lead
 
 
 def test_a_demoted_lead_loses_lead_actions_at_once(store, users) -> None:
