@@ -1,4 +1,4 @@
-"""Users (leads): accounts and roles; add annotators, promote, reset passwords."""
+"""Users (leads): accounts and roles; add annotators, promote, reset passwords, disable."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ st.title("Users")
 users = actions.list_users(lead)
 st.dataframe(
     pd.DataFrame(
-        [(u.name, u.role, u.created_at) for u in users], columns=["name", "role", "created"]
+        [(u.name, u.role, u.created_at, "disabled" if u.disabled else "active") for u in users],
+        columns=["name", "role", "created", "account"],
     ),
     hide_index=True,
 )
@@ -43,6 +44,7 @@ st.subheader("Change a user")
 with st.form("change_user"):
     target = st.selectbox("User", list(names), format_func=names.__getitem__)
     new_role = st.radio("Role", ["keep", *repo.ROLES], horizontal=True)
+    account = st.radio("Account", ["keep", "disable", "enable"], horizontal=True)
     new_password = st.text_input("New password (optional)", type="password")
     change = st.form_submit_button("Save")
 if change:
@@ -52,7 +54,9 @@ if change:
         if new_password:
             if len(new_password) < 8:
                 raise repo.InvalidValueError("choose a password of at least 8 characters")
-            actions.set_password(lead, target, new_password)
+            actions.set_password(lead, target, new_password, st.session_state.get(auth.TOKEN_KEY))
+        if account != "keep":
+            actions.set_disabled(lead, target, account == "disable")
     except repo.StoreError as exc:
         st.error(md(exc))
     else:

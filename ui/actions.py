@@ -139,9 +139,23 @@ def set_role(actor: repo.UserInfo, user_id: int, role: str) -> None:
 
 
 @lead_only
-def set_password(actor: repo.UserInfo, user_id: int, password: str) -> None:
-    """Give a user a new password."""
-    repo.set_password(state.engine(), user_id, password)
+def set_password(
+    actor: repo.UserInfo, user_id: int, password: str, keep_token: str | None = None
+) -> None:
+    """Give a user a new password: their sign-in sessions end, except, when a lead changes
+    their own, ``keep_token``'s (the browser they changed it from)."""
+    if user_id == actor.id:
+        repo.change_password(state.engine(), user_id, password, keep_token)
+    else:
+        repo.set_password(state.engine(), user_id, password)
+
+
+@lead_only
+def set_disabled(actor: repo.UserInfo, user_id: int, disabled: bool) -> None:
+    """Disable an account (no sign-in; its sessions end, its leases are freed) or enable it."""
+    if disabled and user_id == actor.id:
+        raise repo.InvalidValueError("you cannot disable your own account")
+    repo.set_disabled(state.engine(), user_id, disabled)
 
 
 @project_lead_only

@@ -9,18 +9,17 @@ access at once, and a revoked session (sign-out, password change) signs the brow
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
 import streamlit as st
 
 from db import repository as repo
+from db import setup_token
 from ui import cookie, state
 
 USER_KEY = state.USER_KEY
 TOKEN_KEY = "cw_session_token"  # the sign-in session's token (``db.repository.sessions``)
-FAILURES_KEY = "cw_login_failures"
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -48,10 +47,13 @@ def current_user() -> repo.UserInfo | None:
             return None
         return user
     try:
-        return repo.get_user(state.engine(), user_id)
+        user = repo.get_user(state.engine(), user_id)
     except repo.NotFoundError:
+        user = None
+    if user is None or user.disabled:
         st.session_state.pop(USER_KEY, None)
         return None
+    return user
 
 
 def _remember(user_id: int) -> None:
@@ -73,23 +75,47 @@ def keep_cookie() -> None:
 
 
 def needs_setup() -> bool:
-    """True on a fresh database: no user exists yet, so the first start creates a lead."""
-    return not repo.list_users(state.engine())
+    """True on a fresh database: no user exists yet, so the first start creates a lead (the
+    setup token is printed on the server console then, ``db.setup_token``)."""
+    if repo.list_users(state.engine()):
+        return False
+    setup_token.setup_token()
+    return True
+
+
+def client_address() -> str:
+    """The browser's address as the server sees it (``unknown`` when Streamlit cannot tell)."""
+    try:
+        return str(st.context.ip_address or "unknown")
+    except Exception:  # noqa: BLE001 - outside a script run (tests) there is no context
+        return "unknown"
+
+
+class Throttled(Exception):
+    """Too many failed sign-ins for this account or from this address: wait ``seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        minutes = max(1, round(seconds / 60))
+        super().__init__(f"Too many failed sign-ins: try again in {minutes} minute(s).")
 
 
 def sign_in(name: str, password: str) -> repo.UserInfo | None:
     """Check the credentials and remember the user in this browser session; None on failure.
 
-    Repeated failures in one session are slowed down (one extra second per failure after 3).
+    Failures are kept in the store: after ``repo.accounts.ACCOUNT_LIMIT`` for one account name or
+    ``ADDRESS_LIMIT`` from one address within 15 minutes, attempts are refused (``Throttled``,
+    the password not even checked) until older failures leave the window. A disabled account
+    cannot sign in.
     """
-    failures = st.session_state.get(FAILURES_KEY, 0)
-    if failures >= 3:
-        time.sleep(min(failures - 2, 10))
-    user = repo.authenticate(state.engine(), name, password)
+    engine, address = state.engine(), client_address()
+    wait = repo.sign_in_wait(engine, name, address)
+    if wait > 0:
+        raise Throttled(wait)
+    user = repo.authenticate(engine, name, password)
+    repo.record_sign_in(engine, name, address, ok=user is not None)
     if user is None:
-        st.session_state[FAILURES_KEY] = failures + 1
         return None
-    st.session_state[FAILURES_KEY] = 0
     _remember(user.id)
     return user
 
@@ -105,11 +131,16 @@ def sign_out() -> None:
     _forget()
 
 
-def create_first_lead(name: str, password: str) -> repo.UserInfo:
-    """Create the first lead on an empty database and sign them in (refused once a user exists)."""
-    if not needs_setup():
-        raise Forbidden("setup is over: a user already exists; sign in instead")
-    user_id = repo.add_user(state.engine(), name, password, role="lead")
+def create_first_lead(name: str, password: str, token: str) -> repo.UserInfo:
+    """Create the first lead on an empty database with the setup token printed on the server
+    console, and sign them in (refused once a user exists: two racing creators get one lead)."""
+    if not setup_token.check_setup_token(token):
+        raise Forbidden("that is not the setup token printed on the server console")
+    try:
+        user_id = repo.create_first_lead(state.engine(), name, password)
+    except repo.SetupOverError as exc:
+        raise Forbidden(str(exc)) from None
+    setup_token.forget_setup_token()
     _remember(user_id)
     return repo.get_user(state.engine(), user_id)
 
