@@ -253,28 +253,6 @@ def backup_database(actor: repo.UserInfo) -> bytes:
     return backups.backup(state.engine()).read_bytes()
 
 
-LEAD_ACTIONS = (
-    create_project,
-    import_upload,
-    create_demo_project,
-    update_settings,
-    export_file,
-    list_users,
-    add_user,
-    set_role,
-    set_password,
-    set_member,
-    remove_member,
-    list_members,
-    accounts,
-    backup_database,
-    set_overlap,
-    save_guidelines,
-    resolve_flag,
-    discard_import,
-)
-
-
 @project_lead_only
 def add_label_type(actor: repo.UserInfo, project_id: int, name: str, **style: Any) -> None:
     """Add an entity type (``color``, ``key`` optional); the live model restarts with it."""
@@ -301,3 +279,29 @@ def remove_label_type(
     rewritten = repo.remove_label_type(state.engine(), project_id, actor.id, name, into=into)
     state.reload_live(project_id)
     return rewritten
+
+
+LEAD_ACTIONS = (
+    create_project,
+    import_upload,
+    create_demo_project,
+    update_settings,
+    export_file,
+    list_users,
+    add_user,
+    set_role,
+    set_password,
+    set_member,
+    remove_member,
+    list_members,
+    accounts,
+    backup_database,
+    set_overlap,
+    save_guidelines,
+    resolve_flag,
+    discard_import,
+    set_disabled,
+    add_label_type,
+    update_label_type,
+    remove_label_type,
+)

@@ -68,6 +68,10 @@ def _arguments(name: str, project_id: int, user_id: int) -> tuple:
         "resolve_flag": (project_id, 1, "fixed"),
         "backup_database": (),
         "discard_import": (project_id, 1),
+        "set_disabled": (user_id, True),
+        "add_label_type": (project_id, "DATE"),
+        "update_label_type": (project_id, "PER"),
+        "remove_label_type": (project_id, "MISC", "O"),
     }[name]
 
 
