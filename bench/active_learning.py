@@ -105,6 +105,7 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
         strategies=tuple(args.strategies),
         seeds=seeds,
         budget=300 if quick else args.budget,
+        eval_every=args.eval_every or (25 if quick else 100),
         budget_words=args.budget_words,
         mode=args.mode,
         epochs=args.epochs,
@@ -253,7 +254,8 @@ def plain(value: object) -> object:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="1 seed, budget 300, small splits")
+    parser.add_argument("--quick", action="store_true",
+                        help="1 seed, budget 300, small splits, an evaluation every 25")  # fmt: skip
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--tasks", nargs="+", default=["np", "esp"], choices=["np", "esp", "ned"])
     parser.add_argument("--mode", choices=["retrain", "online"], default="retrain")
@@ -261,6 +263,10 @@ def main() -> None:
     parser.add_argument("--budget-words", type=int,
                         help="stop each run at this many labeled words instead of --budget "
                         "sentences (fair to strategies that pick shorter sentences)")  # fmt: skip
+    parser.add_argument("--eval-every", type=int, metavar="SENTENCES",
+                        help="evaluate (refit, F1, stopping-signal check) every this many labeled "
+                        "sentences (default 100; 25 with --quick, so the signal's 3 checks in a "
+                        "row fit in the quick curves)")  # fmt: skip
     parser.add_argument("--learner", default="cw")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--cluster", metavar="ADDRESS", help="a Dask scheduler to run the cells on")

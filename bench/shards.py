@@ -4,10 +4,12 @@ worker processes and combined by the product, KL or average rule (``cwal.learner
 Tasks: ``np`` (CoNLL-2000 NP chunking) and, unless ``--quick``, ``esp`` and ``ned`` (CoNLL-2002
 NER). The learner (default ``cw``) runs with the dev-tuned defaults of ``cwal.learners.defaults``.
 Every fit runs in a fresh process which, before the clock starts, loads the compiled kernels and,
-for P > 1, starts the workers' forkserver with a tiny sharded fit (that one-off cost is reported
+for P > 1, starts the loky workers with a tiny sharded fit (that one-off cost is reported
 as ``start_s``), as a long-running process such as the app has them. ``wall_s`` is the whole
-``fit`` (feature extraction included): ``model.fit(...)`` against ``model.fit(..., shards=P,
-combine=rule)``. The configurations of a task run back to back, ``--repeats`` times; the median
+``fit`` (feature extraction included): ``model.fit(...)`` against ``fit_shards(model, ...,
+shards=P, rule=rule, workers=W)`` on W loky worker processes; the product rule also runs with
+W = 1 (the P shards trained in turn in the fitting process: the same model, so the 1- against
+2-worker wall time is the parallel speed-up alone). The configurations of a task run back to back, ``--repeats`` times; the median
 wall time is reported (F1 is the same in every repeat: the fits are seeded), with the 1-minute
 load average after each fit (``loads``): the machine is shared, and the scheduler gives each
 session one share of the cores, so shards only gain when a core is otherwise idle.
@@ -41,7 +43,7 @@ from cwal import corpora
 from cwal.features import Encoded
 from cwal.learners import LEARNERS, SequenceLearner, make
 from cwal.learners.defaults import recommended
-from cwal.learners.shards import combine
+from cwal.learners.shards import combine, fit_shards
 
 QUICK = {"tasks": ["np"], "epochs": 3, "repeats": 1, "limit": 3000}
 
@@ -51,20 +53,25 @@ def _model(task: str, learner: str) -> SequenceLearner:
     return make(learner, template=spec.template, **recommended(spec.template, learner))
 
 
-def fit_worker(task: str, learner: str, epochs: int, shards: int, rule: str,
+def fit_worker(task: str, learner: str, epochs: int, shards: int, rule: str, workers: int,
                data_dir: str | None, limit: int | None) -> dict[str, Any]:  # fmt: skip
-    """One timed fit (P = ``shards``) and its test F1."""
+    """One timed fit (P = ``shards`` on ``workers`` processes) and its test F1."""
     train = corpora.load(task, "train", data_dir)[:limit]
     test = corpora.load(task, "test", data_dir)
-    sharded = {"shards": shards, "combine": rule} if shards > 1 else {}
+
+    def fit(model: SequenceLearner, data: list, epochs: int) -> SequenceLearner:
+        if shards == 1:
+            return model.fit(data, epochs=epochs, seed=0)
+        return fit_shards(model, data, epochs, 0, shards, rule, workers=workers)
+
     start = time.perf_counter()
-    _model(task, learner).fit(train[:50], epochs=1, **sharded)  # warm up
+    fit(_model(task, learner), train[:50], 1)  # warm up
     start_s = time.perf_counter() - start
     model = _model(task, learner)
     start = time.perf_counter()
-    model.fit(train, epochs=epochs, seed=0, **sharded)
+    fit(model, train, epochs)
     wall = time.perf_counter() - start
-    return {"task": task, "P": shards, "rule": rule if shards > 1 else "-",
+    return {"task": task, "P": shards, "W": workers, "rule": rule if shards > 1 else "-",
             "f1": model.score(test).f1, "wall_s": wall, "start_s": start_s,
             "load": os.getloadavg()[0], "features": model.n_features_}  # fmt: skip
 
@@ -132,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         kind, task, *rest = args.worker
         if kind == "fit":
             result = fit_worker(task, args.learner, args.epochs, int(rest[0]), rest[1],
-                                args.data_dir, args.limit)  # fmt: skip
+                                int(rest[2]), args.data_dir, args.limit)  # fmt: skip
         else:
             result = ipm_worker(task, args.learner, args.epochs, args.shards, args.data_dir,
                                 args.limit)  # fmt: skip
@@ -145,26 +152,31 @@ def main(argv: list[str] | None = None) -> int:
     extra += ["--data-dir", args.data_dir] if args.data_dir else []
     extra += ["--limit", str(args.limit)] if args.limit else []
     script = Path(__file__).resolve()
-    configs = [("1", "-")] + [(str(args.shards), r) for r in ("product", "kl", "average")]
+    P = str(args.shards)
+    configs = [("1", "-", "1"), (P, "product", "1")]
+    configs += [(P, r, P) for r in ("product", "kl", "average")]
     runs: list[dict[str, Any]] = []
     began = time.perf_counter()
     for task in args.tasks:
         for rep in range(args.repeats):
-            for shards, rule in configs:  # back to back: the same load for every configuration
-                runs.append(run_worker(script, ["--worker", "fit", task, shards, rule, *extra]))
+            for shards, rule, workers in configs:  # back to back: the same load for each
+                argv = ["--worker", "fit", task, shards, rule, workers, *extra]
+                runs.append(run_worker(script, argv))
                 runs[-1]["repeat"] = rep
                 r = runs[-1]
-                print(f"[{time.perf_counter() - began:6.0f}s] {task} P={shards} {r['rule']}: "
+                print(f"[{time.perf_counter() - began:6.0f}s] {task} P={shards} W={workers} "
+                      f"{r['rule']}: "
                       f"F1 {r['f1']:.4f} wall {r['wall_s']:.2f}s", file=sys.stderr, flush=True)  # fmt: skip
     summary = []
     for task in args.tasks:
         one = statistics.median(r["wall_s"] for r in runs if r["task"] == task and r["P"] == 1)
         f1_one = next(r["f1"] for r in runs if r["task"] == task and r["P"] == 1)
-        for shards, rule in configs:
+        for shards, rule, workers in configs:
             mine = [r for r in runs if r["task"] == task and str(r["P"]) == shards
-                    and r["rule"] in (rule, "-")]  # fmt: skip
+                    and r["rule"] in (rule, "-") and str(r["W"]) == workers]  # fmt: skip
             wall = statistics.median(r["wall_s"] for r in mine)
-            summary.append({"task": task, "P": int(shards), "rule": mine[0]["rule"],
+            summary.append({"task": task, "P": int(shards), "W": int(workers),
+                            "rule": mine[0]["rule"],
                             "F1": mine[0]["f1"], "dF1_pts": 100 * (mine[0]["f1"] - f1_one),
                             "wall_s": wall, "speedup": one / wall,
                             "walls": " ".join(f"{r['wall_s']:.1f}" for r in mine),
@@ -172,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                             "start_s": statistics.median(r["start_s"] for r in mine)})  # fmt: skip
     tables = {
         f"Test F1 and wall time of fit ({args.learner}, {args.epochs} epochs, median of "
-        f"{args.repeats}; dF1_pts: F1 points against P = 1; start_s: one-off warm-up)": format_table(
+        f"{args.repeats}; P shards on W worker processes; dF1_pts: F1 points against P = 1; "
+        f"start_s: one-off warm-up)": format_table(
             summary, digits={"F1": 4, "dF1_pts": 2, "wall_s": 2, "speedup": 2, "start_s": 2}
         )
     }  # fmt: skip

@@ -266,6 +266,25 @@ class Flag(Base):
     resolution: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
+class LabelChange(Base):
+    """One change of a project's entity types (append-only): who, when, what, the types before
+    and after, and ``mapping`` (old type -> new type, or None for dropped to O) by which every
+    stored label, gold tag and logged prediction was rewritten in the same transaction."""
+
+    __tablename__ = "label_changes"
+    __table_args__ = (Index(None, "project_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    action: Mapped[str] = mapped_column(String(16))
+    mapping: Mapped[dict] = mapped_column(JSONText())
+    before: Mapped[list] = mapped_column(JSONText())
+    after: Mapped[list] = mapped_column(JSONText())
+    rewritten: Mapped[int] = mapped_column(Integer)
+
+
 class Lease(Base):
     """At most one lease per sentence (the primary key): a live one hides it from others."""
 

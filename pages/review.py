@@ -109,5 +109,7 @@ status = "labeled" if opened.labeled else "unlabeled"
 least = min(range(len(conf)), key=conf.__getitem__) if conf else None
 shown = sentence(sid=sid, tokens=opened.tokens, tags=opened.tags, scheme=scheme, confidence=conf,
                  least=least, info=f"Sentence #{sid} · {status} · shading: model confidence")  # fmt: skip
-data = payload(shown, types=types, rev=memo["rev"], message=memo["message"])
+data = payload(
+    shown, types=types, rev=memo["rev"], message=memo["message"], settings=project.settings
+)
 token_editor(data, key=editor_key, on_action=on_action)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import copy
 import itertools
+import sys
+import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +15,7 @@ from test_learners import token_accuracy, toy_corpus
 from cwal.features import FeatureIndex, ner_template
 from cwal.io import Sentence
 from cwal.learners import SequenceLearner, make
+from cwal.learners import shards as shards_mod
 from cwal.learners.shards import _encode_part, _merge_index, _remap, combine, fit_shards
 
 
@@ -188,3 +192,46 @@ def test_a_learner_with_its_own_batch_fit_refuses_shards() -> None:
 
     with pytest.raises(ValueError, match="cannot train on shards"):
         fit_shards(Batch(), toy_corpus(10, 0), shards=2)
+
+
+KEYS = ("W_", "A_", "SW_", "SA_", "UW_", "UA_")
+
+
+def assert_same_model(one: SequenceLearner, two: SequenceLearner) -> None:
+    assert one.features_.strings == two.features_.strings and one.count_ == two.count_
+    for key in KEYS:
+        np.testing.assert_array_equal(getattr(one, key), getattr(two, key))
+
+
+def test_loky_workers_give_the_serial_model_and_never_rerun_main(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """Two loky processes and the shards trained in turn here give one model, bit for bit; the
+    workers start while ``__main__`` is a script (as under Streamlit) and must not run it."""
+    marker = tmp_path / "ran"
+    script = tmp_path / "page.py"
+    script.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    monkeypatch.setattr(shards_mod, "_POOLS", {})  # a new pool: its workers start under the page
+    data = toy_corpus(60, 5)
+    serial = fit_shards(make("cw", min_count=2), data, 3, 7, shards=3, workers=1)
+    try:
+        pooled = fit_shards(make("cw", min_count=2), data, 3, 7, shards=3, workers=2)
+    finally:
+        for pool in shards_mod._POOLS.values():
+            pool.shutdown(wait=True)
+    assert_same_model(serial, pooled)
+    assert not marker.exists()
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_gives_the_serial_model() -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    data = toy_corpus(50, 6)
+    serial = fit_shards(make("arow"), data, 2, 1, shards=2, workers=1)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:  # fmt: skip
+        on_dask = fit_shards(make("arow"), data, 2, 1, shards=2, cluster=cluster.scheduler_address)
+    assert_same_model(serial, on_dask)

@@ -7,18 +7,28 @@ import sys
 import types
 from pathlib import Path
 
+import loky
 import pytest
 from test_simulate_cli import CONFIG, TIMES, files, reference  # noqa: F401 - fixtures
 
 from cwal.simulate import JsonDirSink, Ref, SimConfig, run_experiment
 
 
-@pytest.fixture(autouse=True)
-def plain_main(monkeypatch) -> None:
-    """Streamlit's AppTest (page tests earlier in this process) leaves a page script as
-    ``__main__``, which spawned workers would run again; the app itself starts simulations in a
-    fresh process (``db.simulations.launch``), so these in-process runs get a plain one too."""
-    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
+def test_workers_never_run_the_parents_main_script(files, tmp_path: Path, monkeypatch) -> None:  # noqa: F811
+    """Streamlit (and AppTest) run a page as ``__main__``: neither the loky workers nor the
+    progress queue's manager process may run it again."""
+    loky.get_reusable_executor().shutdown(wait=True)  # workers start under the page below
+    marker, script = tmp_path / "ran", tmp_path / "page.py"
+    script.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    data = Ref("cwal.simulate.data:load_files", {"pool": str(files[0]), "eval": str(files[1])})
+    sink = Ref("cwal.simulate.sinks:JsonDirSink", {"path": str(tmp_path / "out")})
+    config = SimConfig(strategies=("random", "min-margin"), seeds=(0,), initial=20, batch=5,
+                       candidates=40, eval_every=30, budget=40, full_data=False)  # fmt: skip
+    assert set(run_experiment(config, data, sink, workers=2).values()) == {"done"}
+    assert not marker.exists()
 
 
 @pytest.mark.slow

@@ -33,13 +33,8 @@ def tagset(types: Sequence[str], scheme: str) -> list[str]:
 
 
 def entity_types(settings: Mapping[str, Any]) -> list[str]:
-    """The entity types a project labels, in the order of its tag set."""
-    seen: list[str] = []
-    for tag in settings.get("tagset") or []:
-        parts = schemes.split_tag(tag)
-        if parts and parts[1] and parts[1] not in seen:
-            seen.append(parts[1])
-    return seen
+    """The entity types a project labels, in the order the lead set (``repo.entity_types``)."""
+    return repo.entity_types(settings)
 
 
 @lead_only
@@ -264,3 +259,31 @@ LEAD_ACTIONS = (
     resolve_flag,
     discard_import,
 )
+
+
+@project_lead_only
+def add_label_type(actor: repo.UserInfo, project_id: int, name: str, **style: Any) -> None:
+    """Add an entity type (``color``, ``key`` optional); the live model restarts with it."""
+    repo.add_label_type(state.engine(), project_id, actor.id, name, **style)
+    state.reload_live(project_id)
+
+
+@project_lead_only
+def update_label_type(actor: repo.UserInfo, project_id: int, name: str, **changes: Any) -> int:
+    """Rename, recolour, re-key or move a type (``repo.update_label_type``); after a rename the
+    model is rebuilt from the rewritten log. Returns the tag lists rewritten."""
+    rewritten = repo.update_label_type(state.engine(), project_id, actor.id, name, **changes)
+    if changes.get("rename") not in (None, name):
+        state.reload_live(project_id)
+    return rewritten
+
+
+@project_lead_only
+def remove_label_type(
+    actor: repo.UserInfo, project_id: int, name: str, into: str | None = None
+) -> int:
+    """Delete a type, its spans merged ``into`` another or dropped to O (``repo.DROP``); the
+    model is rebuilt from the rewritten log. Returns the tag lists rewritten."""
+    rewritten = repo.remove_label_type(state.engine(), project_id, actor.id, name, into=into)
+    state.reload_live(project_id)
+    return rewritten

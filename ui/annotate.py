@@ -13,11 +13,14 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import MutableMapping
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from cwal.live.prefill import prefill_tags as confident_prefill
 from db import repository as repo
+from db.models import utcnow
 from ui import editor, state
 from ui.actions import entity_types
 
@@ -48,15 +51,53 @@ class Annotator:
         self.user_id = user.id
         self.project_id = project.id
         self.scheme = project.settings.get("scheme") or "IOB2"
+        self.settings = project.settings
         self.types = entity_types(project.settings)
         # checked again at every action: a member taken off the project stops at once
         self.member = repo.project_role(state.engine(), project.id, user.id) is not None
         self.s = store.setdefault(
             f"cw_annotate_{project.id}_{user.id}", {"queue": [], "rev": 0, "message": ""}
         )
+        self.renamed_since = self._follow_label_changes()
+
+    def _follow_label_changes(self) -> datetime | None:
+        """After a lead renamed, merged or deleted types, the sentences on screen and queued show
+        their labels under the new names; returns the time the old names were last shown."""
+        revision = self.settings.get("labels_revision", 0)
+        shown, since = self.s.get("labels_revision"), self.s.get("labels_at")
+        self.s["labels_revision"], self.s["labels_at"] = revision, utcnow()
+        if shown is None or shown == revision or since is None:
+            return None
+        mappings = repo.mappings_since(state.engine(), self.project_id, since)
+        for view in self.s["queue"]:
+            if view.get("tags"):
+                view["tags"] = repo.carry_over(view["tags"], mappings, self.scheme)
+        return since
+
+    def _carry_spans(self, spans: Any) -> Any:
+        """Spans the editor sent in a type's old name, under its new one (dropped to O if the
+        type was deleted), when a lead changed the types since the editor was drawn."""
+        if self.renamed_since is None or not isinstance(spans, list):
+            return spans
+        mappings = repo.mappings_since(state.engine(), self.project_id, self.renamed_since)
+        out = []
+        for span in spans:
+            if isinstance(span, list) and len(span) == 3 and span[0] not in self.types:
+                name: str | None = span[0]
+                for mapping in mappings:
+                    name = mapping.get(name, name) if name is not None else None
+                if name is None:
+                    continue
+                span = [name, span[1], span[2]]
+            out.append(span)
+        return out
 
     def _view(self, suggestion: Any, prefill: list[str] | None = None) -> dict[str, Any]:
-        tags = prefill if prefill is not None else suggestion.predicted
+        """``prefill``: the user's own undone labels (shown as theirs); otherwise the model's
+        confident spans, marked as pre-filled in the editor."""
+        tags = prefill if prefill is not None else confident_prefill(
+            suggestion.predicted, suggestion.confidence, self.scheme
+        )  # fmt: skip
         for t in entity_types({"tagset": tags or []}):
             if t not in self.types:
                 self.types.append(t)
@@ -68,6 +109,7 @@ class Annotator:
             "sid": suggestion.sentence_id,
             "tokens": list(suggestion.tokens),
             "tags": list(tags) if tags else None,
+            "prefilled": prefill is None,
             "confidence": suggestion.confidence,
             "least": suggestion.least_confident,
             "info": info,
@@ -110,6 +152,7 @@ class Annotator:
                 confidence=v["confidence"],
                 least=v["least"],
                 info=v["info"],
+                prefilled=v.get("prefilled", False),
             )
             for v in queue[:AHEAD]
         ]
@@ -117,6 +160,7 @@ class Annotator:
             views[0] if views else None,
             views[1:],
             types=self.types,
+            settings=self.settings,
             rev=self.s["rev"],
             message=self.s["message"],
             empty="Nothing left to annotate in this project: every sentence is labeled, "
@@ -143,9 +187,8 @@ class Annotator:
             if cur is None or action.get("sid") != cur["sid"]:
                 return  # a second Enter on a sentence already answered
             if kind == "submit":
-                tags = editor.spans_to_tags(
-                    action.get("spans"), len(cur["tokens"]), self.scheme, self.types
-                )
+                spans = self._carry_spans(action.get("spans"))
+                tags = editor.spans_to_tags(spans, len(cur["tokens"]), self.scheme, self.types)
                 self.service.submit(cur["sid"], tags, self.user_id, _seconds(action.get("seconds")))
                 self.s["message"] = f"Saved sentence #{cur['sid']}."
             elif kind == "skip":

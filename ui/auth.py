@@ -66,10 +66,10 @@ def _forget() -> None:
 
 
 def keep_cookie() -> None:
-    """Mount the sign-in cookie's writer (``ui.cookie``): the current token, or none."""
-    token = st.session_state.get(TOKEN_KEY)
-    if token is not None or cookie.read() is not None:
-        cookie.write(token, int(repo.SESSION_DAYS * 86400))
+    """Mount the sign-in cookie's writer (``ui.cookie``): the current token, or none. It is
+    mounted signed out too, so that its code is loaded before the sign-in: the cookie is then
+    written as the signed-in page arrives, not a second later (a refresh in between signed out)."""
+    cookie.write(st.session_state.get(TOKEN_KEY), int(repo.SESSION_DAYS * 86400))
 
 
 def needs_setup() -> bool:

@@ -47,20 +47,34 @@ def _close(session: ProjectSession) -> None:
 
 
 @st.cache_resource(show_spinner="Loading the project's model…", max_entries=32, on_release=_close)
-def _live(url: str, project_id: int) -> ProjectSession:
+def _live(url: str, project_id: int, labels_revision: int) -> ProjectSession:
     return open_live_session(_engine(url), project_id)
+
+
+_REVISIONS: dict[tuple[str, int], int] = {}  # the label revision each project's session serves
 
 
 def live(project_id: int) -> ProjectSession:
     """The one live session of a project in this process (shared by every browser session; the
-    lead pages use it too, so that a project never has two sessions in one process)."""
-    return _live(database_url(), project_id)
+    lead pages use it too, so that a project never has two sessions in one process). After a
+    lead renamed, merged or deleted types (in any process) a new session is built from the
+    rewritten log and the old one closed."""
+    url = database_url()
+    revision = int(repo.get_project(engine(), project_id).settings.get("labels_revision", 0))
+    old = _REVISIONS.get((url, project_id))
+    if old is not None and old != revision:
+        _live.clear(url, project_id, old)
+    _REVISIONS[(url, project_id)] = revision
+    return _live(url, project_id, revision)
 
 
 def reload_live(project_id: int) -> None:
     """Close the project's live session; the next page that needs it opens a fresh one (after
     new files or new settings, which a running session does not pick up)."""
-    _live.clear(database_url(), project_id)
+    url = database_url()
+    old = _REVISIONS.pop((url, project_id), None)
+    if old is not None:
+        _live.clear(url, project_id, old)
 
 
 def projects() -> list[repo.ProjectInfo]:

@@ -1,6 +1,6 @@
-"""Imported by the forkserver that starts the workers of ``cwal.learners.shards`` (nothing else
-imports it): one tiny fit here loads the compiled training kernels into the server, so every
-worker forked from it starts with them loaded instead of spending about a second on it."""
+"""Imported once by every loky worker of ``cwal.learners.shards`` (its initializer; nothing else
+imports it): one tiny fit here loads the compiled training kernels, so the worker's first shard
+does not spend about a second on it."""
 
 from __future__ import annotations
 

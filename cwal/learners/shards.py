@@ -36,28 +36,30 @@ Feature ids must agree across shards. Feature extraction is the costliest step o
 runs in the workers too: each encodes its shard under a private index, the parent merges the
 indexes (summing the counts for ``min_count`` pruning, exactly as a single ``fit`` would prune),
 and each worker maps its ids into the merged index before training, so all weight rows align.
-Processes come from the ``forkserver`` start method (``spawn`` where that is missing): never
-``fork``, since training may be started from a thread (the live service's consolidation) and
-numba's OpenMP layer is not fork-safe; the server preloads the compiled kernels
-(``_shard_server``) and stays up for later fits. The start model reaches the workers as
-``to_bytes``; a trained copy comes back as plain arrays (means, variances, counts: never a pickled
-model), since compressing it with ``to_bytes`` costs about as much time as the training saves.
+Workers are joblib's loky processes on one machine (``workers`` of them, kept for later fits; each
+loads the compiled kernels once, ``_shard_server``) or the workers of a Dask cluster when
+``cluster`` names its scheduler; ``workers=1`` trains the shards one after another in this
+process. All three give the same model for the same seed. loky starts clean interpreters (never
+``fork``: training may be started from a thread, the live service's consolidation, and numba's
+OpenMP layer is not fork-safe) that do not run the parent's ``__main__`` again (Streamlit runs
+each page as ``__main__``). The start model reaches the workers as ``to_bytes``; a trained copy
+comes back as plain arrays (means, variances, counts: never a pickled model), since compressing
+it with ``to_bytes`` costs about as much time as the training saves.
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
-import multiprocessing as mp
-import sys
 import threading
 import time
-import types
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
+import loky
 import numpy as np
 import pandas as pd
 
@@ -206,32 +208,53 @@ def _train_part(
     return _state(model), mistakes, seconds
 
 
-_MAIN_LOCK = threading.Lock()
+def _warm() -> None:
+    """A loky worker's initializer: load the compiled training kernels once (``_shard_server``)."""
+    import cwal.learners._shard_server  # noqa: F401
+
+
+_POOLS: dict[int, Any] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(workers: int) -> Any:
+    """The loky executor of ``workers`` processes, made on first use and kept for later fits
+    (its idle workers exit after 5 minutes and are started again when needed)."""
+    with _POOLS_LOCK:
+        pool = _POOLS.get(workers)
+        if pool is None or pool._flags.broken or pool._flags.shutdown:
+            pool = loky.ProcessPoolExecutor(max_workers=workers, timeout=300, initializer=_warm)
+            _POOLS[workers] = pool
+        return pool
+
+
+def _now(fn: Callable[..., Any], *args: Any) -> Future:
+    """Run ``fn(*args)`` here and now, as a finished future (the serial engine)."""
+    done: Future = Future()
+    try:
+        done.set_result(fn(*args))
+    except Exception as exc:  # noqa: BLE001 - re-raised by .result(), as a pool's would be
+        done.set_exception(exc)
+    return done
 
 
 @contextmanager
-def _plain_main() -> Iterator[None]:
-    """Start workers while ``__main__`` is a bare module. A child re-runs the parent's main
-    script when it has a file (multiprocessing's main fixup); Streamlit (and AppTest) run each
-    page as ``__main__``, so a retrain started from the app would execute a page in every worker."""
-    with _MAIN_LOCK:
-        saved = sys.modules.get("__main__")
-        sys.modules["__main__"] = types.ModuleType("__main__")
+def _engine(workers: int, cluster: str | None) -> Iterator[Callable[..., Any]]:
+    """``submit(fn, *args)`` returning a future: on the Dask cluster at ``cluster``, on a loky
+    pool of ``workers`` processes, or (``workers`` <= 1) in this process."""
+    if cluster is not None:
         try:
-            yield
-        finally:
-            if saved is not None:
-                sys.modules["__main__"] = saved
-
-
-def _context() -> Any:
-    """The pool's multiprocessing context: forkserver (module doc), else spawn. The server
-    imports ``_shard_server``, which loads the training kernels once for every worker."""
-    if "forkserver" in mp.get_all_start_methods():
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["cwal.learners._shard_server"])
-        return ctx
-    return mp.get_context("spawn")
+            from dask.distributed import Client
+        except ImportError:
+            raise RuntimeError(
+                "a cluster needs Dask: python3 -m pip install 'dask[distributed]'"
+            ) from None
+        with Client(cluster) as client:
+            yield partial(client.submit, pure=False)
+    elif workers <= 1:
+        yield _now
+    else:
+        yield _pool(workers).submit
 
 
 # ----- the merged feature index -----------------------------------------------------------------
@@ -290,6 +313,8 @@ def fit_shards(
     rule: str = "product",
     dev: Sequence[Sentence] | None = None,
     progress: Progress | None = None,
+    workers: int | None = None,
+    cluster: str | None = None,
 ) -> SequenceLearner:
     """Train ``model`` in place on ``shards`` disjoint seeded shards in parallel, then combine.
 
@@ -297,7 +322,9 @@ def fit_shards(
     ``fit``. ``progress(epoch, epochs, stats)`` is called for every epoch after the combination:
     ``mistakes`` summed over the shards, ``seconds`` of the slowest shard and, on the last epoch,
     ``dev_f1`` of the combined model when ``dev`` is given. Like any multiprocessing code, call
-    it from an importable module or under ``if __name__ == "__main__":``.
+    it from an importable module or under ``if __name__ == "__main__":``. ``workers``: loky
+    processes (default one per shard; 1 trains the shards in turn in this process); ``cluster``:
+    a Dask scheduler address to train them on instead. The model does not depend on either.
     """
     if rule not in RULES:
         raise ValueError(f"combine rule must be one of {RULES}, not {rule!r}")
@@ -312,14 +339,13 @@ def fit_shards(
     order = np.random.default_rng(seed).permutation(len(data))
     split = [np.sort(p) for p in np.array_split(order, P)]
     fresh = not model.features_.frozen and not model.n_features_
-    with ProcessPoolExecutor(max_workers=P, mp_context=_context()) as pool:
+    with _engine(P if workers is None else int(workers), cluster) as submit:
         template = model.features_.template
-        with _plain_main():  # the workers start here
-            encoding = [
-                pool.submit(_encode_part, template,
-                            [Sentence(data[i].tokens, None, data[i].columns) for i in p])
-                for p in split
-            ]  # fmt: skip
+        encoding = [
+            submit(_encode_part, template,
+                   [Sentence(data[i].tokens, None, data[i].columns) for i in p])
+            for p in split
+        ]  # fmt: skip
         internal = [model.codec_.encode(s.tags) for s in data]  # while the workers encode
         model._add_labels(t for tags in internal for t in tags)
         state = model.to_bytes()  # before the merged index: small for a fresh model
@@ -331,8 +357,7 @@ def fit_shards(
         for i, (p, m) in enumerate(zip(parts, maps, strict=True)):
             gold = model._tag_ids([t for j in split[i] for t in internal[j]])
             args = (state, added, merged.frozen, (*p[2:], m), gold, epochs, seed, i)
-            with _plain_main():
-                jobs.append(pool.submit(_train_part, *args))
+            jobs.append(submit(_train_part, *args))
         del parts, encoding
         results = [j.result() for j in jobs]
     model.features_ = merged

@@ -1,7 +1,8 @@
 """Run every (strategy, seed) cell of a comparison, in worker processes, resumably.
 
-Workers are started with the ``spawn`` method (the numba kernels use OpenMP, which is not
-fork-safe) and run one numba thread each. They receive only plain data: the configuration as a
+Workers are joblib's loky processes (clean interpreters, never ``fork``: the numba kernels use
+OpenMP, which is not fork-safe; they do not run the parent's ``__main__`` again, which under
+Streamlit is a page) and run one numba thread each; so is the manager of the progress queue. They receive only plain data: the configuration as a
 dict and two :class:`Ref` s naming a function (``"module:function"``) plus keyword arguments that
 build the corpus and the result sink inside the worker, so nothing is pickled but strings and
 numbers, and ``cwal`` never imports the database layer (``db.simulations`` supplies a sink ref).
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import multiprocessing as mp
 import queue as queue_mod
 import threading
 from collections.abc import Callable, Iterator
@@ -24,6 +24,7 @@ from functools import partial
 from typing import Any
 
 import loky
+from loky.backend import get_context
 
 from cwal.simulate.config import SimConfig
 from cwal.simulate.engine import SimData, run_cell
@@ -201,7 +202,7 @@ def _engine(cluster: str | None, workers: int, notify: Listener) -> Iterator[tup
         with Client(cluster) as client:
             yield partial(client.submit, pure=False), as_completed, None
         return
-    with mp.get_context("spawn").Manager() as manager:
+    with get_context("loky").Manager() as manager:
         events = manager.Queue()
         stop = threading.Event()
         pump = threading.Thread(target=_pump, args=(events, notify, stop), daemon=True)

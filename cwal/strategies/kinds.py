@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from cwal.confidence import DEFAULT_K, DEFAULT_S, Confidence, estimate
+from cwal.confidence import DEFAULT_K, DEFAULT_S, RANKS, Confidence, estimate
 from cwal.confidence.rows import restrict
 from cwal.decode import emissions
 from cwal.features import Encoded
@@ -40,15 +40,20 @@ class _Estimated(Strategy):
         *,
         k: int | None = None,
         s: float | None = None,
+        rank: str | None = None,
         candidates: int = 1000,
         seed: int = 0,
     ) -> None:
         super().__init__(candidates=candidates, seed=seed)
         self.k = int(DEFAULT_K.get(self.method, 0) if k is None else k)
         self.s = float(DEFAULT_S.get(self.method, 0.0) if s is None else s)
+        if rank is not None:  # another token key (``RANKS``), e.g. to compare with the default
+            if rank not in RANKS:
+                raise ValueError(f"unknown rank {rank!r}; choose one of {RANKS}")
+            self.token_rank = rank
 
     def _params(self) -> dict[str, Any]:
-        return {"k": self.k, "s": self.s, **super()._params()}
+        return {"k": self.k, "s": self.s, "rank": self.token_rank, **super()._params()}
 
     def _method(self, model: Any) -> str:
         return self.method

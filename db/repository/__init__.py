@@ -15,6 +15,7 @@ from db.repository.base import (
 )
 from db.repository.checkpoints import (
     CheckpointInfo,
+    current_checkpoints,
     get_checkpoint,
     latest_checkpoint,
     list_checkpoints,
@@ -40,6 +41,20 @@ from db.repository.history import (
     iter_latest_annotations,
     last_annotation_id,
     retractions,
+)
+from db.repository.label_config import KEYS, PALETTE, LabelType, entity_types, label_types
+from db.repository.labels import (
+    DROP,
+    LabelChangeInfo,
+    LabelsInUseError,
+    add_label_type,
+    carry_over,
+    label_changes,
+    label_usage,
+    mappings_since,
+    remove_label_type,
+    reorder_label_types,
+    update_label_type,
 )
 from db.repository.leases import (
     LeaseInfo,
@@ -253,4 +268,21 @@ __all__ = [
     "update_project_settings",
     "validate_settings",
     "verify_password",
+    "DROP",
+    "KEYS",
+    "PALETTE",
+    "LabelChangeInfo",
+    "LabelType",
+    "LabelsInUseError",
+    "add_label_type",
+    "carry_over",
+    "mappings_since",
+    "current_checkpoints",
+    "entity_types",
+    "label_changes",
+    "label_types",
+    "label_usage",
+    "remove_label_type",
+    "reorder_label_types",
+    "update_label_type",
 ]

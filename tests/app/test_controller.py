@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -173,3 +174,33 @@ def test_a_failed_save_keeps_the_labels_on_screen(store, annotator, monkeypatch,
     assert data["sid"] == cur["sid"]  # still the same sentence, with the labels given
     assert ann.current()["tags"] == ["B-LOC", "I-LOC"] + ["O"] * (n - 2)
     assert repo.current_annotations(store.engine, ann.project_id) == []
+
+
+class _Predicting(FakeSession):
+    """Predicts PER on the first two tokens (sure) and LOC on the last (unsure)."""
+
+    def next(self, annotator_id: int, n: int = 1):
+        out = []
+        for s in super().next(annotator_id, n):
+            k = len(s.tokens)
+            pred = ["B-PER", "I-PER"] + ["O"] * (k - 3) + ["B-LOC"]
+            conf = [0.95, 0.9] + [0.99] * (k - 3) + [0.4]
+            out.append(dataclasses.replace(s, predicted=pred, confidence=conf))
+        return out
+
+
+def test_only_confident_spans_are_pre_filled_and_marked(store, users, demo) -> None:
+    project = repo.get_project(store.engine, demo)
+    ann = Annotator(_Predicting(store.engine, demo), users.annotator, project, {})
+    data = ann.payload()
+    assert len(data["tokens"]) > 3
+    assert data["spans"] == [["PER", 0, 2]]  # the unsure LOC is left blank
+    assert data["pre"] == [["PER", 0, 2]]  # and the editor marks the PER as the model's
+    assert all(v["pre"] == v["spans"] == [["PER", 0, 2]] for v in data["upcoming"])
+    # after an undo the sentence comes back with the user's own labels, not marked
+    n = len(data["tokens"])
+    ann.handle({"kind": "submit", "sid": data["sid"], "spans": [["ORG", 1, 3]], "seconds": 1})
+    ann.handle({"kind": "undo"})
+    again = ann.payload()
+    assert again["sid"] == data["sid"] and n == len(again["tokens"])
+    assert again["spans"] == [["ORG", 1, 3]] and again["pre"] == []

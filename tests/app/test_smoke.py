@@ -232,7 +232,7 @@ def test_users_page_adds_an_annotator(store, users) -> None:
     assert repo.find_user(store.engine, "nora").role == "annotator"
 
 
-def test_a_project_without_types_gets_them_on_the_settings_form(store, users) -> None:
+def test_a_project_without_types_gets_them_on_the_settings_page(store, users) -> None:
     from db import imports
 
     project = repo.create_project(store.engine, "Bare", {})
@@ -241,9 +241,10 @@ def test_a_project_without_types_gets_them_on_the_settings_form(store, users) ->
     at = app("pages/annotate.py", user=users.annotator).run()
     assert "no entity types" in at.warning[0].value
     at = app("pages/add_files.py", user=users.lead).run()
-    next(t for t in at.text_input if t.label == "Entity types").input("PER LOC")
-    next(b for b in at.button if b.label == "Save settings").click().run()
-    assert not at.exception
+    for name in ("PER", "LOC"):
+        next(t for t in at.text_input if t.label == "New type").input(name)
+        next(b for b in at.button if b.label == "Add type").click().run()
+        assert not at.exception
     tagset = repo.get_project(store.engine, project).settings["tagset"]
     assert tagset == ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
     at = app("pages/annotate.py", user=users.annotator).run()

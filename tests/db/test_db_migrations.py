@@ -22,6 +22,7 @@ from db.models import Base
 
 TABLES = {
     "memberships",
+    "label_changes",
     "sign_in_sessions",
     "adjudications",
     "guidelines",

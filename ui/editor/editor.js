@@ -9,7 +9,7 @@
 const S = {
   root: null, tokensBox: null, statusEl: null, infoEl: null, send: null,
   labels: [], labelsKey: "", cur: null, upcoming: [], rev: undefined,
-  spans: [], anchor: null, sel: null, dragging: false, shown: 0,
+  spans: [], pre: new Set(), anchor: null, sel: null, dragging: false, shown: 0,
   busy: false, inflight: null, queue: [], onKey: null, onUp: null, timer: null,
 };
 
@@ -33,6 +33,10 @@ function cut(spans, a, b) {
     if (e > b + 1) out.push([t, b + 1, e]);
   }
   return out;
+}
+
+function spanKey(span) {
+  return `${span[0]}\u0000${span[1]}\u0000${span[2]}`;
 }
 
 function setSpan(type, a, b) {
@@ -116,8 +120,11 @@ function buildTokens() {
 // Put a sentence on screen (null: nothing left), with its pre-filled spans.
 function show(view) {
   S.cur = view;
-  const spans = view ? sent.get(view.sid) || view.spans : [];
+  const own = view ? sent.get(view.sid) : undefined;
+  const spans = view ? own || view.spans : [];
   S.spans = spans.map((x) => [x[0], x[1], x[2]]);
+  // the model's pre-filled spans stay marked until the annotator changes them
+  S.pre = new Set(view && !own ? (view.pre || []).map(spanKey) : []);
   S.sel = null;
   S.anchor = null;
   S.shown = performance.now();
@@ -135,6 +142,7 @@ function paint() {
     node.classList.toggle("ent", span !== null);
     node.classList.toggle("ent-start", span !== null && span[1] === i);
     node.classList.toggle("ent-end", span !== null && span[2] === i + 1);
+    node.classList.toggle("pre", span !== null && S.pre.has(spanKey(span)));
     node.classList.toggle("sel", S.sel !== null && i >= S.sel[0] && i <= S.sel[1]);
     node.setAttribute("aria-selected", node.classList.contains("sel") ? "true" : "false");
     node.querySelector(".cw-badge")?.remove();
