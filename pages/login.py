@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db import repository as repo
-from ui import actions, auth
+from ui import auth, state
 from ui.safe import md
 
 st.title("cwal")
@@ -29,14 +29,12 @@ if auth.needs_setup():
     if created:
         if password != again:
             st.error("The two passwords differ.")
-        elif len(password) < 8:
-            st.error("Choose a password of at least 8 characters.")
         else:
             try:
                 user = auth.create_first_lead(name, password)
                 if demo:
                     with st.spinner("Creating the demo project…"):
-                        actions.create_demo_project(user)
+                        state.service().create_demo_project(user)
             except (repo.StoreError, auth.Forbidden) as exc:
                 st.error(md(exc))
             else:

@@ -22,6 +22,7 @@ from db.repository.base import (
 )
 
 ROLES = ("annotator", "lead")
+ADMIN_ROLE = "lead"  # the users.role that manages accounts and leads every project
 # scrypt cost: 2**14 x 8 x 1 takes ~16 MB and tens of milliseconds; stored with each hash, so a
 # later change of these numbers keeps old hashes verifiable.
 SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_LEN = 1 << 14, 8, 1, 32
@@ -168,9 +169,15 @@ def set_password(engine: Engine, user_id: int, password: str) -> None:
 
 
 def set_role(engine: Engine, user_id: int, role: str) -> None:
-    """Make a user an annotator or a lead."""
+    """Make a user an annotator or a lead; the last lead cannot stop being one (someone must
+    manage the app). Atomic: the lead rows are locked (``FOR UPDATE``; on SQLite the write
+    transaction holds the database lock) before they are counted, so two leads demoting each
+    other at once leave one lead."""
     _check_role(role)
     with write_transaction(engine) as conn:
+        leads = select(User.id).where(User.role == ADMIN_ROLE).order_by(User.id).with_for_update()
+        if role != ADMIN_ROLE and conn.execute(leads).scalars().all() == [user_id]:
+            raise InvalidValueError("the last lead cannot stop being a lead")
         done = conn.execute(update(User).where(User.id == user_id).values(role=role)).rowcount
     if done != 1:
         raise NotFoundError(f"no user with id {user_id}")

@@ -141,6 +141,11 @@ def app_server(
         log.close()
 
 
+def server_pid(base: str) -> int:
+    """The process id of the server at ``base``."""
+    return _SERVERS[base].pid
+
+
 def kill_server(base: str) -> None:
     """Kill the server at ``base`` (and its children) at once, as a crash would: SIGKILL."""
     proc = _SERVERS[base]

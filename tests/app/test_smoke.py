@@ -13,9 +13,10 @@ import pytest
 
 from cwal.io.corpus import FORMAT_NAMES, WRITE_FORMATS
 from db import repository as repo
+from db.service import DEMO_NAME
 from tests.app.conftest import PASSWORD, app, editor_data
 from tests.app.fakes import FakeSession
-from ui import actions, state
+from ui import state
 
 
 def texts(at) -> str:
@@ -41,7 +42,7 @@ def test_first_start_creates_the_lead_and_the_demo(store) -> None:
     lead = repo.find_user(store.engine, "lena")
     assert lead is not None and lead.role == "lead"
     assert at.session_state["cw_user_id"] == lead.id
-    demo = repo.find_project(store.engine, actions.DEMO_NAME)
+    demo = repo.find_project(store.engine, DEMO_NAME)
     counts = repo.project_counts(store.engine, demo.id)
     assert (counts.pool, counts.eval) == (320, 100)
 
@@ -138,7 +139,7 @@ def test_projects_page_creates_the_demo(store, users) -> None:
     demo_button = next(b for b in at.button if b.label == "Create the demo project")
     demo_button.click().run()
     assert not at.exception
-    assert repo.find_project(store.engine, actions.DEMO_NAME) is not None
+    assert repo.find_project(store.engine, DEMO_NAME) is not None
 
 
 CONLL = b"Anna B-PER\nlives O\nin O\nTarnsby B-LOC\n. O\n\nBo B-PER\nleft O\n\n"

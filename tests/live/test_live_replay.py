@@ -189,7 +189,7 @@ def test_a_reload_while_a_label_is_recorded_counts_it_once(make_project, monkeyp
 
     def log_then_reload(project_id, rows):  # a consolidation's reload lands in between
         log(project_id, rows)
-        reloads.append(threading.Thread(target=live.reload_calibration))
+        reloads.append(threading.Thread(target=live.recorder.reload))
         reloads[-1].start()
         reloads[-1].join(0.5)
 
