@@ -132,10 +132,19 @@ class ProjectSession:
     def model(self) -> SequenceLearner:
         return self.live.model
 
-    def _catch_up(self, own: int | None = None) -> list[Snapshot]:
-        """Apply every log row after the watermark (under the lock); snapshots for ``own``."""
+    def _unseen(self) -> list[LogRow]:
+        """The log rows after the watermark, read off the lock (``_catch_up`` drops the ones
+        another thread applied meanwhile: the watermark only grows)."""
+        return self.store.log_after(self.project_id, self.live.watermark)
+
+    def _catch_up(self, own: int | None = None, rows: list[LogRow] | None = None) -> list[Snapshot]:
+        """Apply every log row after the watermark (under the lock); snapshots for ``own``.
+        ``rows``: read by ``_unseen`` before the lock was taken (else read here)."""
         live = self.live
-        rows = self.store.log_after(self.project_id, live.watermark)
+        if rows is None:
+            rows = self.store.log_after(self.project_id, live.watermark)
+        else:
+            rows = [r for r in rows if r.id > live.watermark]
         if not rows:
             return []
         undone = {r.supersedes_id for r in rows if r.status == "undone"}
@@ -174,8 +183,9 @@ class ProjectSession:
 
     def sync(self) -> None:
         """Catch up with rows other processes stored (``next`` and ``submit`` do it too)."""
+        rows = self._unseen()
         with self._lock:
-            jobs = self._catch_up()
+            jobs = self._catch_up(rows=rows)
         self._after_change(jobs)
 
     # ----- the service ------------------------------------------------------------------------
@@ -184,8 +194,9 @@ class ProjectSession:
     ) -> int:
         """Store the annotation (committed first), then update the live model; its id."""
         annotation_id = self.store.submit(sentence_id, annotator_id, tags, seconds)
+        rows = self._unseen()
         with self._lock:
-            jobs = self._catch_up(own=annotation_id)
+            jobs = self._catch_up(own=annotation_id, rows=rows)
         self._after_change(jobs)
         return annotation_id
 
