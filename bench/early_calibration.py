@@ -1,18 +1,23 @@
 """Honest confidence from the first label: gold answers replayed through the live service.
 
-For the demo project and slices of esp (CoNLL-2002 Spanish NER) and np (CoNLL-2000 NP chunks), a
-fresh SQLite project with the app's default settings is annotated by a simulated annotator who
-takes each sentence the live service serves (``ProjectSession.next``) and submits its gold tags.
+For the demo project and slices of esp (CoNLL-2002 Spanish NER), ned (Dutch NER) and np
+(CoNLL-2000 NP chunks), a fresh SQLite project with the app's default settings (its tag set given
+up front, as the new-project form stores it) is annotated by a simulated annotator who takes each
+sentence the live service serves (``ProjectSession.next``) and submits its gold tags.
 After 5, 10, 20, 50, 100, 200 and 500 labels (those the pool allows) the bench reads, on a sample
 of the unlabeled pool, the confidence annotators see (each token's Delta through the session's
 calibration map): token ECE (15 equal-mass bins) overall and over entity tokens (gold or predicted
 not O), Brier, mean confidence and accuracy; the dashboard's pool estimate (``analysis.pool_view``,
-as the page computes it) minus the accuracy measured on the same sentences; how many of the top 10
-of the live ranking two draw seeds share (KD-PC, ``Strategy.rank``, on the queue's candidates);
-and the seconds the live queue took to rank its 1,000 candidates. Each seed shuffles the pool.
+as the page computes it) minus the accuracy measured on the same sentences; ECE and mean
+confidence minus accuracy of the alternative map fitted on the newer half of the record only;
+how many of the top 10 of the live ranking two draw seeds share (KD-PC, ``Strategy.rank``, on the
+queue's candidates); and the seconds the live queue took to rank its 1,000 candidates. Each seed
+shuffles the pool. ``--fit-prior`` instead prints the map fitted on the first ``--max-labels``
+labels of demo, ned and np (training files): the calibration prior's constants.
 
-    python bench/early_calibration.py [--quick] [--json PATH] [--seeds N] [--corpora demo esp np]
-                                      [--max-labels N] [--pool N]
+    python bench/early_calibration.py [--quick] [--json PATH] [--seeds N]
+                                      [--corpora demo esp ned np] [--max-labels N] [--pool N]
+                                      [--fit-prior]
 """
 
 from __future__ import annotations
@@ -143,8 +148,12 @@ def measure(live: ProjectSession, engine, pid: int, gold: dict, seed: int) -> di
         strategy = strategy_for("kd-pc", k=live.config.k, s=scored.s, candidates=1000)
         ranking = strategy.rank(live.model, cand_sents, 7919 * draw + seed)
         tops.append({scored.candidates[i] for i in ranking.order[:10]})
+    record = live.store.calibration_keys(pid)
+    newer = MarginMap.fit(record[len(record) // 2 :])(delta)  # the issue's alternative fit
     return {
         "ece": ece_equal_mass(conf, ok),
+        "ece_newer_half": ece_equal_mass(newer, ok),
+        "gap_newer_half": float(newer.mean() - ok.mean()),
         "ece_entity": ece_equal_mass(conf[entity], ok[entity]),
         "brier": brier_score(conf, ok),
         "confidence": float(conf.mean()),
@@ -257,7 +266,7 @@ def main() -> None:
             for seed in range(args.seeds):
                 rows += run(name, seed, args, Path(tmp))
     cols = ["corpus", "seed", "labels", "ece", "ece_entity", "brier", "confidence", "accuracy",
-            "gap", "top10", "s", "rank_s", "map_labels", "minutes"]  # fmt: skip
+            "gap", "ece_newer_half", "gap_newer_half", "top10", "s", "rank_s", "map_labels", "minutes"]  # fmt: skip
     tables = {
         "Per seed and stage (confidence = Delta through the session's calibration map)":
             format_table(rows, cols),
