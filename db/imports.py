@@ -316,7 +316,22 @@ def _run(
     except BaseException:
         _discard(engine, staged)
         raise
+    _refresh_statistics(engine)
     return results
+
+
+def _refresh_statistics(engine: Engine) -> None:
+    """PostgreSQL: re-sample the tables an import grew, so the planner sees their size now
+    rather than after autovacuum's next pass (with an empty table's statistics it scanned the
+    whole pool for every hand-out). Best effort: the import is already published."""
+    if engine.dialect.name != "postgresql":
+        return
+    try:
+        with engine.connect() as conn:
+            conn.execution_options(isolation_level="AUTOCOMMIT")
+            conn.exec_driver_sql("ANALYZE sentences, annotations, import_batches")
+    except Exception:  # noqa: BLE001 - statistics only; the data is committed
+        LOG.exception("could not refresh the table statistics after an import")
 
 
 def _discard(engine: Engine, batch_ids: list[int]) -> None:

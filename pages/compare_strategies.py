@@ -9,9 +9,8 @@ import streamlit as st
 from cwal.simulate import DEFAULT_SEEDS, MODES, band, recommend, strategies_for, summarize
 from cwal.simulate.intervals import display_costs, word_costs
 from cwal.simulate.summary import X_AXES, display_table
-from db import database_url
 from db import simulations as sims
-from ui import actions, auth, charts, forms, state
+from ui import auth, charts, forms, state
 from ui.safe import md
 
 MODE_NAMES = {"online": "learns online", "retrain": "retrains at each evaluation"}
@@ -25,16 +24,6 @@ st.caption(f"{md(project.name)} · current strategy: {md(project.settings['strat
 engine = state.engine()
 n_pool, n_eval = sims.gold_counts(engine, project.id)
 found = sims.experiments(engine, project.id)
-
-
-@auth.lead_only
-def start(actor, key: str | None, name: str = "", **settings) -> str:
-    """Launch a new comparison (``key`` None) or resume one, in a background process."""
-    if key is None:
-        config = sims.project_config(project.settings, **settings)
-        key = sims.start(database_url(), name, config, sims.project_ref(project.id), project.id)
-    sims.launch(database_url(), key)
-    return key
 
 
 if (n_pool < 60 or n_eval < 1) and not found:
@@ -62,7 +51,9 @@ with st.expander("New comparison", expanded=not found):
     elif go:
         settings = {"strategies": tuple(chosen), "seeds": tuple(range(int(seeds))),
                     "budget": int(budget), "mode": mode}  # fmt: skip
-        st.session_state["cw_compare"] = start(lead, None, name, **settings)
+        st.session_state["cw_compare"] = state.service().start_comparison(
+            lead, project.id, None, name, **settings
+        )
         st.rerun()
 
 if not found:
@@ -86,7 +77,7 @@ def live() -> None:
         if running and not alive:
             st.rerun(scope="app")
         if not alive and st.button("Resume"):
-            start(lead, key)
+            state.service().start_comparison(lead, project.id, key)
             st.rerun(scope="app")
     curves = sims.experiment_curves(engine, exp)
     table = summarize(curves)
@@ -112,7 +103,7 @@ def live() -> None:
     if pick not in servable:
         st.caption(f"Annotation serves only {md(', '.join(forms.strategy_names()))}.")
     if st.button("Use for this project"):
-        actions.update_settings(lead, project.id, {"strategy": use})
+        state.service().update_settings(lead, project.id, {"strategy": use})
         st.success(f"The project now uses {md(use)}.")
 
 

@@ -121,7 +121,6 @@ def majority(versions: Sequence[Sequence[str]], scheme: str) -> list[str]:
 def guidelines_and_flag(user: repo.UserInfo, project_id: int, sentence_id: int | None) -> None:
     """Under the editor: the newest guidelines in an expander (key G opens it) and a form to
     flag the sentence on screen with a comment (key F puts the cursor in it)."""
-    from ui import actions  # actions imports state too; kept local to stay a leaf here
 
     latest = repo.latest_guidelines(state.engine(), project_id)
     title = f"Guidelines (version {latest.version}) · key G" if latest else "Guidelines · key G"
@@ -139,7 +138,7 @@ def guidelines_and_flag(user: repo.UserInfo, project_id: int, sentence_id: int |
         sent = st.form_submit_button("Flag sentence")
     if sent:
         try:
-            actions.flag_sentence(user, project_id, sentence_id, comment)
+            state.service().flag_sentence(user, project_id, sentence_id, comment)
         except repo.StoreError as exc:
             st.error(str(exc))
         else:

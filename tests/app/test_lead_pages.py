@@ -21,10 +21,10 @@ from cwal.learners import make
 from db import imports, open_database
 from db import repository as repo
 from db.repository import analysis
+from db.service import DEMO_TYPES, tagset
 from demo import make_demo
 from tests.app import harness
 from tests.app.conftest import PASSWORD, app, editor_data
-from ui.actions import DEMO_TYPES, tagset
 
 PAGES = ["pages/dashboard.py", "pages/error_analysis.py", "pages/review.py"]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
