@@ -71,9 +71,9 @@ class Recorder:
     def reload(self) -> None:
         """Refit the calibration map on the store's whole prequential record (every process's
         predictions; a consolidation calls it)."""
-        record = [(np.asarray(k, float), np.asarray(c, bool))
-                  for k, c in self.store.calibration_keys(self.project_id)]  # fmt: skip
-        with self._lock:
+        with self._lock:  # read and swapped while no label is being recorded
+            record = [(np.asarray(k, float), np.asarray(c, bool))
+                      for k, c in self.store.calibration_keys(self.project_id)]  # fmt: skip
             self._keys = record
             self.calibration = MarginMap.fit(record)
 
@@ -103,7 +103,8 @@ class Recorder:
         pred = PredictionRow(row.sentence_id, job.version, rec.predicted, shown.tolist(), "kd-pc",
                              float(shown.min()) if shown.size else None, row.user_id,
                              keys.tolist())  # fmt: skip
-        self.store.log_predictions(self.project_id, [pred])
-        with self._lock:
+        with self._lock:  # logged and appended together: a reload between the two would
+            # count this label twice (or drop it), unlike a restart's fit
+            self.store.log_predictions(self.project_id, [pred])
             self._keys.append((keys, rec.correct))
             self.calibration = MarginMap.fit(self._keys)
