@@ -11,7 +11,7 @@ from cwal import reports
 from db import repository as repo
 from db.repository import analysis
 from db.service import entity_types
-from ui import auth, state
+from ui import auth, state, tables
 from ui.editor import payload, sentence, spans_to_tags, token_editor
 from ui.lead_page import open_lead_page
 
@@ -55,13 +55,12 @@ def on_pick() -> None:
         st.session_state[OPEN_KEY] = memo["shown"][rows[0]]
 
 
-st.dataframe(
+tables.show(
     ranking,
-    hide_index=True,
+    {"p_given": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="percent")},
     on_select=on_pick,
     selection_mode="single-row",
     key="cw_review_table",
-    column_config={"p_given": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0)},
 )
 memo["shown"] = ranking["sentence_id"].astype(int).tolist()
 st.download_button("Table (CSV)", ranking.to_csv(index=False).encode("utf-8"), "review.csv")

@@ -1,4 +1,4 @@
-"""Users (leads): accounts and roles; add annotators, promote, reset passwords."""
+"""Users (leads): accounts and roles; add annotators, promote, reset passwords, disable."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ st.title("Users")
 users = state.service().list_users(lead)
 st.dataframe(
     pd.DataFrame(
-        [(u.name, u.role, u.created_at) for u in users], columns=["name", "role", "created"]
+        [(u.name, u.role, u.created_at, "disabled" if u.disabled else "active") for u in users],
+        columns=["name", "role", "created", "account"],
     ),
     hide_index=True,
 )
@@ -40,6 +41,7 @@ st.subheader("Change a user")
 with st.form("change_user"):
     target = st.selectbox("User", list(names), format_func=names.__getitem__)
     new_role = st.radio("Role", ["keep", *repo.ROLES], horizontal=True)
+    account = st.radio("Account", ["keep", "disable", "enable"], horizontal=True)
     new_password = st.text_input("New password (optional)", type="password")
     change = st.form_submit_button("Save")
 if change:
@@ -47,7 +49,11 @@ if change:
         if new_role != "keep":
             state.service().set_role(lead, target, new_role)
         if new_password:
-            state.service().set_password(lead, target, new_password)
+            state.service().set_password(
+                lead, target, new_password, st.session_state.get(auth.TOKEN_KEY)
+            )
+        if account != "keep":
+            state.service().set_disabled(lead, target, account == "disable")
     except repo.StoreError as exc:
         st.error(md(exc))
     else:

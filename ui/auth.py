@@ -8,8 +8,6 @@ access at once, and a revoked session (sign-out, password change) signs the brow
 
 from __future__ import annotations
 
-import time
-
 import streamlit as st
 
 from db import repository as repo
@@ -18,10 +16,10 @@ from ui import cookie, state
 
 USER_KEY = state.USER_KEY
 TOKEN_KEY = "cw_session_token"  # the sign-in session's token (``db.repository.sessions``)
-FAILURES_KEY = "cw_login_failures"
 
 
 Forbidden = service.Forbidden  # what a refused action raises (``db.service.guard``)
+Throttled = service.Throttled  # too many failed sign-ins (``db.service.accounts``)
 
 
 def current_user() -> repo.UserInfo | None:
@@ -72,19 +70,20 @@ def needs_setup() -> bool:
     return state.service().needs_setup()
 
 
+def client_address() -> str:
+    """The browser's address as the server sees it (``unknown`` when Streamlit cannot tell)."""
+    try:
+        return str(st.context.ip_address or "unknown")
+    except Exception:  # noqa: BLE001 - outside a script run (tests) there is no context
+        return "unknown"
+
+
 def sign_in(name: str, password: str) -> repo.UserInfo | None:
     """Check the credentials and remember the user in this browser session; None on failure.
-
-    Repeated failures in one session are slowed down (one extra second per failure after 3).
-    """
-    failures = st.session_state.get(FAILURES_KEY, 0)
-    if failures >= 3:
-        time.sleep(min(failures - 2, 10))
-    signed_in = state.service().sign_in(name, password)
+    Failures are throttled per account and per address in the store (``Throttled``)."""
+    signed_in = state.service().sign_in(name, password, client_address())
     if signed_in is None:
-        st.session_state[FAILURES_KEY] = failures + 1
         return None
-    st.session_state[FAILURES_KEY] = 0
     user, token = signed_in
     _remember(user.id, token)
     return user
@@ -97,9 +96,10 @@ def sign_out() -> None:
     _forget()
 
 
-def create_first_lead(name: str, password: str) -> repo.UserInfo:
-    """Create the first lead on an empty database and sign them in (refused once a user exists)."""
-    user, token = state.service().create_first_lead(name, password)
+def create_first_lead(name: str, password: str, token: str) -> repo.UserInfo:
+    """Create the first lead with the setup token printed on the server console and sign them
+    in (refused once a user exists)."""
+    user, token = state.service().create_first_lead(name, password, token)
     _remember(user.id, token)
     return user
 

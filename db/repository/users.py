@@ -35,6 +35,7 @@ class UserInfo:
     name: str
     role: str
     created_at: datetime
+    disabled: bool = False  # a disabled account cannot sign in (``accounts.set_disabled``)
 
 
 def _password_bytes(password: str) -> bytes:
@@ -83,7 +84,7 @@ def verify_password(password: str, stored: str) -> bool:
 
 
 def _info(row) -> UserInfo:
-    return UserInfo(row.id, row.name, row.role, row.created_at)
+    return UserInfo(row.id, row.name, row.role, row.created_at, row.disabled_at is not None)
 
 
 def _check_role(role: str) -> str:
@@ -110,7 +111,7 @@ def add_user(engine: Engine, name: str, password: str, role: str = "annotator") 
         raise
 
 
-_COLUMNS = (User.id, User.name, User.role, User.created_at)
+_COLUMNS = (User.id, User.name, User.role, User.created_at, User.disabled_at)
 
 
 def get_user(engine: Engine, user_id: int) -> UserInfo:
@@ -139,7 +140,7 @@ def list_users(engine: Engine, role: str | None = None) -> list[UserInfo]:
 
 
 def authenticate(engine: Engine, name: str, password: str) -> UserInfo | None:
-    """The user when name and password match, else None.
+    """The user when name and password match and the account is not disabled, else None.
 
     An unknown name still costs one scrypt computation, so response time does not reveal which
     names exist.
@@ -154,7 +155,9 @@ def authenticate(engine: Engine, name: str, password: str) -> UserInfo | None:
             _DUMMY_HASH = hash_password("cwal-dummy-password")
         verify_password(password, _DUMMY_HASH)
         return None
-    return _info(row) if verify_password(password, row.password_hash) else None
+    if not verify_password(password, row.password_hash) or row.disabled_at is not None:
+        return None
+    return _info(row)
 
 
 def set_password(engine: Engine, user_id: int, password: str) -> None:

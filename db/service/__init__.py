@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Engine
 
-from db.service.accounts import MIN_PASSWORD, Accounts, check_password
+from db.service.accounts import MIN_PASSWORD, Accounts, Throttled, check_password
 from db.service.annotation import Annotation
 from db.service.guard import Forbidden, lead_only, project_lead_only, project_role_only
 from db.service.projects import (
@@ -59,6 +59,7 @@ __all__ = [
     "MIN_PASSWORD",
     "Forbidden",
     "Service",
+    "Throttled",
     "check_password",
     "entity_types",
     "guarded_actions",

@@ -76,6 +76,9 @@ def test_the_first_hour(tmp_path: Path) -> None:
         page.get_by_label("User name").fill("lena")
         page.get_by_label("Password", exact=True).fill(PASSWORD)
         page.get_by_label("Password again").fill(PASSWORD)
+        token = harness.setup_token(tmp_path)
+        assert token in (tmp_path / "streamlit.log").read_text()  # printed on the console
+        page.get_by_label("Setup token", exact=True).fill(token)
         page.get_by_role("button", name="Create lead account").click()
         signed_in_as(page, "lena", "lead")
         engine = open_database(url)

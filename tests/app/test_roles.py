@@ -83,6 +83,7 @@ def _arguments(engine, name: str, project_id: int, user_id: int) -> tuple:
         "resolve_flag": (project_id, 1, "fixed"),
         "backup_database": (),
         "discard_import": (project_id, 1),
+        "set_disabled": (user_id, True),
     }[name]
 
 
