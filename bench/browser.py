@@ -56,7 +56,7 @@ def make_store(home: Path, pool: int | None) -> str:
     """A store with an annotator and either the demo project or a ``pool``-sentence project."""
     from db import imports, open_database
     from db import repository as repo
-    from ui.actions import DEMO_DIR, DEMO_TYPES, install_demo, tagset
+    from db.service import DEMO_DIR, DEMO_TYPES, install_demo, tagset
 
     url = f"sqlite:///{home / 'cwal.sqlite3'}"
     ids = harness.seed(url, [("bench", PASSWORD, "annotator")])

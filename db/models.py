@@ -93,6 +93,19 @@ class User(Base):
     role: Mapped[str] = mapped_column(String(16))
     password_hash: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class SignInFailure(Base):
+    """A failed sign-in: the name tried and the client address (throttling reads the recent ones)."""
+
+    __tablename__ = "sign_in_failures"
+    __table_args__ = (Index(None, "name", "at"), Index(None, "address", "at"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(NAME_MAX))
+    address: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class SignInSession(Base):

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from db import repository as repo
-from ui import actions, auth, forms, state
+from ui import auth, forms, state
 from ui.labels import label_settings
 from ui.safe import md
 
@@ -30,7 +30,7 @@ for b in repo.incomplete_imports(state.engine(), project.id):
                "staged, none visible yet. If it stopped (no progress for a minute), add the same "
                "file again to resume it, or delete it.")  # fmt: skip
     if st.button(f"Delete unfinished import #{b.id}", key=f"discard_{b.id}"):
-        actions.discard_import(lead, project.id, b.id)
+        state.service().discard_import(lead, project.id, b.id)
         st.rerun()
 
 with st.form("add_file", clear_on_submit=True):
@@ -70,7 +70,9 @@ with st.form("settings"):
     saved = st.form_submit_button("Save settings")
 if saved:
     try:
-        actions.update_settings(lead, project.id, chosen | {"consolidation_interval": interval})
+        state.service().update_settings(
+            lead, project.id, chosen | {"consolidation_interval": interval}
+        )
     except repo.StoreError as exc:
         st.error(md(exc))
     else:

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from db import repository as repo
-from ui import actions, auth, state
+from ui import auth, state
 from ui.safe import md
 
 _DROP_LABEL = "drop its spans to O"
@@ -73,7 +73,7 @@ def _add_form(lead: repo.UserInfo, project: repo.ProjectInfo, types: list) -> No
         name = st.text_input("New type", max_chars=60, placeholder="e.g. DATE")
         add = st.form_submit_button("Add type")
     if add and name.strip():
-        call = lambda: actions.add_label_type(lead, project.id, name.strip())  # noqa: E731
+        call = lambda: state.service().add_label_type(lead, project.id, name.strip())  # noqa: E731
         _apply(call, f"Added the type {name.strip()}.")
 
 
@@ -93,7 +93,7 @@ def _edit_form(lead: repo.UserInfo, project: repo.ProjectInfo, types: list) -> N
         save = st.form_submit_button("Save type")
     if save:
         new = rename.strip()
-        call = lambda: actions.update_label_type(  # noqa: E731
+        call = lambda: state.service().update_label_type(  # noqa: E731
             lead, project.id, chosen, rename=new, color=colour, key=key, position=position - 1
         )
         what = f"Renamed {chosen} to {new}" if new != chosen else f"Saved {chosen}"
@@ -118,6 +118,6 @@ def _delete_form(lead: repo.UserInfo, project: repo.ProjectInfo, types: list) ->
         )
         into = repo.DROP if choice == _DROP_LABEL else choice.removeprefix("merge into ")
     if st.button(f"Delete {chosen}", type="primary", key="delete_type"):
-        call = lambda: actions.remove_label_type(lead, project.id, chosen, into)  # noqa: E731
+        call = lambda: state.service().remove_label_type(lead, project.id, chosen, into)  # noqa: E731
         outcome = "dropped to O" if into == repo.DROP else f"merged into {into}" if into else ""
         _apply(call, f"Deleted {chosen}" + (f"; its spans {outcome}." if outcome else "."))

@@ -46,7 +46,7 @@ PREPARING = "model being prepared: pool order, no pre-fill"
 def warm_kernels() -> float:
     """Run the live service once on a throwaway demo project (every kernel of the annotate path
     compiled or loaded from numba's cache); the seconds it took."""
-    from ui.actions import install_demo  # the demo data and its settings
+    from db.service import install_demo  # the demo data and its settings
 
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cwal-warm-") as tmp:

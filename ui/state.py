@@ -11,6 +11,7 @@ from db import database_url, open_database
 from db import repository as repo
 from db.engine import DatabaseDamagedError
 from db.repository.views import idle_gate
+from db.service import Service
 from db.store import SqlStore
 
 PROJECT_KEY = "cw_project_id"
@@ -25,6 +26,12 @@ def _engine(url: str) -> Engine:
 def engine() -> Engine:
     """The engine for ``CWAL_DATABASE_URL`` (migrated to head on first use in this process)."""
     return _engine(database_url())
+
+
+def service() -> Service:
+    """The app's actions (``db.service``) over this process's store; settings or file changes
+    restart the project's live session."""
+    return Service(engine(), restart=reload_live)
 
 
 def check_database() -> None:
@@ -81,7 +88,7 @@ def projects() -> list[repo.ProjectInfo]:
     """The projects the signed-in user may open (every one for an administrator), fresh from
     the store; none when signed out."""
     user_id = st.session_state.get(USER_KEY)
-    return [] if user_id is None else repo.projects_of(engine(), user_id)
+    return [] if user_id is None else service().projects_of(user_id)
 
 
 def current_project() -> repo.ProjectInfo | None:

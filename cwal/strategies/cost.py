@@ -22,7 +22,7 @@ import numpy as np
 from cwal.confidence import Confidence
 from cwal.strategies.base import register
 from cwal.strategies.diversity import feature_vectors
-from cwal.strategies.kinds import Batch, _Estimated
+from cwal.strategies.kinds import Batch, Estimated
 from cwal.strategies.order import sentence_reduce
 
 
@@ -30,7 +30,7 @@ def _sentence_reduce(conf: Confidence, values: np.ndarray, how: str) -> np.ndarr
     return sentence_reduce(values, conf.sent_offsets, how)
 
 
-class _PerWord(_Estimated):
+class _PerWord(Estimated):
     """Scores ``-gain(conf, lengths)`` from the vote shares of KD-PC draws (covariance learners)
     or KD-Fixed draws (others); an empty sentence gains nothing and comes last."""
 

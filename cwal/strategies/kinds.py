@@ -29,7 +29,7 @@ from cwal.strategies.order import encoded, lengths_of, sentence_reduce
 Batch = Sequence[Sentence] | Encoded
 
 
-class _Estimated(Strategy):
+class Estimated(Strategy):
     """Base of the strategies that score by a per-token confidence estimate of ``method``."""
 
     method = "kd-pc"
@@ -74,7 +74,7 @@ class _Estimated(Strategy):
 
 
 @register
-class KDPC(_Estimated):
+class KDPC(Estimated):
     """KD-PC: a sentence scores its least confident token (draws from N(mu, s Sigma))."""
 
     name = "kd-pc"
@@ -90,7 +90,7 @@ class KDFixed(KDPC):
 
 
 @register
-class KBV(_Estimated):
+class KBV(Estimated):
     """K-best Viterbi: the share of the k best labelings that agree, ties by Delta."""
 
     name = "kbv"
@@ -107,7 +107,7 @@ class WKBV(KBV):
 
 
 @register
-class Delta(_Estimated):
+class Delta(Estimated):
     """Delta: the smallest max-marginal margin of a token's predicted label."""
 
     name = "delta"
@@ -116,7 +116,7 @@ class Delta(_Estimated):
 
 
 @register
-class MaxEntropy(_Estimated):
+class MaxEntropy(Estimated):
     """Highest token entropy of the KD label distribution first (KD-PC if the model has a
     covariance, KD-Fixed otherwise)."""
 

@@ -4,6 +4,14 @@ Every function takes the ``Engine`` from ``db.engine.open_database`` first, open
 own transaction, and commits writes before returning. Split by topic; all names re-exported here.
 """
 
+from db.repository.accounts import (
+    SetupOverError,
+    change_password,
+    create_first_lead,
+    record_sign_in,
+    set_disabled,
+    sign_in_wait,
+)
 from db.repository.annotations import STATUSES, UndoResult, skip, submit_annotation, undo_last
 from db.repository.base import (
     DatabaseBusyError,
@@ -268,6 +276,12 @@ __all__ = [
     "update_project_settings",
     "validate_settings",
     "verify_password",
+    "SetupOverError",
+    "change_password",
+    "create_first_lead",
+    "record_sign_in",
+    "set_disabled",
+    "sign_in_wait",
     "DROP",
     "KEYS",
     "PALETTE",

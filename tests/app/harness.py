@@ -86,6 +86,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def setup_token(home: Path, timeout: float = 60.0) -> str:
+    """The setup token a server on ``home`` asks for before the first lead exists: the
+    ``CWAL_SETUP_TOKEN`` it inherited, else the one it wrote to ``home/setup-token`` (and printed
+    on its console) when the sign-in page was first shown."""
+    if os.environ.get("CWAL_SETUP_TOKEN"):
+        return os.environ["CWAL_SETUP_TOKEN"]
+    path = home / "setup-token"
+    deadline = time.monotonic() + timeout
+    while not path.exists() or not path.read_text().strip():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the server wrote no setup token to {path}")
+        time.sleep(0.1)
+    return path.read_text().strip()
+
+
 @contextmanager
 def app_server(
     database_url: str,
@@ -139,6 +154,11 @@ def app_server(
                 proc.wait()
         _SERVERS.pop(base, None)
         log.close()
+
+
+def server_pid(base: str) -> int:
+    """The process id of the server at ``base``."""
+    return _SERVERS[base].pid
 
 
 def kill_server(base: str) -> None:

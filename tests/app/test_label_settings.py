@@ -97,11 +97,13 @@ def test_the_lead_renames_recolours_rekeys_moves_adds_and_deletes_types(store, u
 def test_an_annotator_cannot_change_types(store, users, demo):
     import pytest
 
-    from ui import actions, auth
+    from db.service import Forbidden
+    from ui import state
 
-    with pytest.raises(auth.Forbidden):
+    actions = state.service()
+    with pytest.raises(Forbidden):
         actions.update_label_type(users.annotator, demo, "PER", rename="PERSON")
-    with pytest.raises(auth.Forbidden):
+    with pytest.raises(Forbidden):
         actions.remove_label_type(users.annotator, demo, "PER", repo.DROP)
     at = app("pages/add_files.py", user=users.annotator).run()
     assert not at.dataframe and at.error

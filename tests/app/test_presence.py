@@ -10,8 +10,8 @@ import pytest
 
 from db import open_database
 from db import repository as repo
+from db.service import install_demo
 from ui import presence
-from ui.actions import install_demo
 
 
 @pytest.fixture
