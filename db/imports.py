@@ -32,6 +32,7 @@ from cwal.io.corpus import UNLABELED, resolve_format
 from cwal.io.source import Source
 from db.engine import read_transaction, write_transaction
 from db.models import utcnow
+from db.repeats import Repeats
 from db.repository.annotations import add_imported_annotations
 from db.repository.base import InvalidValueError, StoreError, require_user
 from db.repository.projects import project_settings
@@ -99,6 +100,9 @@ class ImportResult:
     n_tokens: int
     n_annotations: int
     content_hash: str
+    repeated: int = 0  # sentences with the tokens of an earlier one in the file (db.repeats)
+    repeated_lines: tuple[int, ...] = ()  # where the first of them start
+    repeats_skipped: bool = False
 
 
 ProgressCallback = Callable[[ImportProgress], None]
@@ -221,6 +225,7 @@ def _stage_one(
     progress: ProgressCallback | None,
     chunk_size: int,
     resume: bool,
+    skip_repeats: bool = False,
 ) -> ImportResult:
     """Write one file's sentences into a staged batch, ``chunk_size`` sentences per short
     transaction (annotators' writes interleave); they stay invisible until published."""
@@ -252,7 +257,10 @@ def _stage_one(
             progress(ImportProgress(item.name, n_sentences, chunk[-1].line, item.total_lines))
         chunk.clear()
 
+    repeats = Repeats()
     for sent in _checked(stream, item.name, fmt):
+        if repeats.repeated(sent) and skip_repeats:
+            continue
         if tags_as == "annotations" and sent.tags is None:
             raise CorpusError(item.name, sent.line, "no tags to import as annotations")
         n_tokens += len(sent.tokens)
@@ -270,6 +278,7 @@ def _stage_one(
     return ImportResult(
         batch_id, item.name, fmt, split, n_sentences, n_tokens,
         n_sentences if tags_as == "annotations" else 0, item.content_hash,
+        repeats.count, tuple(repeats.lines), skip_repeats,
     )  # fmt: skip
 
 
@@ -287,6 +296,7 @@ def _run(
     progress: ProgressCallback | None = None,
     chunk_size: int = 500,
     resume: bool = True,
+    skip_repeats: bool = False,
 ) -> list[ImportResult]:
     check_split(split)
     if tags_as not in ("gold", "annotations"):
@@ -305,7 +315,8 @@ def _run(
         results = [
             _stage_one(engine, project_id, settings, item, staged, pairs, fmt=format,
                        columns=columns, encoding=encoding, split=split, tags_as=tags_as,
-                       progress=progress, chunk_size=chunk_size, resume=resume)
+                       progress=progress, chunk_size=chunk_size, resume=resume,
+                       skip_repeats=skip_repeats)
             for item in items
         ]  # fmt: skip
         with write_transaction(engine) as conn:  # the one short transaction that shows them all
@@ -354,7 +365,9 @@ def import_file(
     or ``eval``), ``tags_as`` (``gold``: the file's tags are gold tags; ``annotations``: they
     become submissions of ``annotator_id``), ``progress`` (called with an ``ImportProgress``
     after every ``chunk_size`` sentences; raising from it cancels the import), ``resume``
-    (default True: an interrupted import of the same bytes is continued, not refused).
+    (default True: an interrupted import of the same bytes is continued, not refused),
+    ``skip_repeats`` (default False: a sentence with the tokens of an earlier one in the file is
+    imported too; the result counts them and gives the first lines either way).
     Raises ``CorpusError`` (file, line, problem), ``DuplicateImportError`` or
     ``ImportRunningError``; in every case no sentence of the file becomes visible.
     """
@@ -383,6 +396,9 @@ def import_bytes(
         sum(r.n_tokens for r in results),
         sum(r.n_annotations for r in results),
         hashlib.sha256(bytes(data)).hexdigest(),
+        sum(r.repeated for r in results),
+        next((r.repeated_lines for r in results if r.repeated_lines), ()),
+        results[-1].repeats_skipped,
     )
 
 
