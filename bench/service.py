@@ -8,12 +8,14 @@ with 8: submit p95 <= 20 ms, next p95 <= 300 ms, consolidations included). Then 
 while a big import runs": 8 annotators (think 1 s) keep working while another process imports a
 1,000,000-sentence file (--quick: 50,000) into the same project; store-level submit p50/p95 (the
 write an annotator waits for; without the model update) of the submits that started during it (targets: p95 <= 50 ms on SQLite, <= 20 ms on PostgreSQL), failed submits
-and the import's duration. Then a project with 5,000 annotations is restarted (cold start): the
+and the import's duration (batches time-boxed to 50 ms; --baseline: also fixed 500-sentence
+batches). Each latency cell also reports where the time goes (statements per request, time in
+the store, in the advisory-lock statement, waiting for the session lock). Then a project with 5,000 annotations is restarted (cold start): the
 time until the first ``next`` returns, and whether the model and the suggestion are identical to
 before the restart.
 
     python bench/service.py [--quick] [--json PATH] [--think S] [--rounds N] [--pg-url URL]
-                            [--import-size N] [--no-import] [--no-restart]
+                            [--import-size N] [--no-import] [--no-restart] [--baseline]
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from cwal.io import read_conll, write_conll  # noqa: E402
 from cwal.live import ProjectSession  # noqa: E402
 from db import imports  # noqa: E402
 from db.engine import make_engine, upgrade  # noqa: E402
+from db.import_pacing import BATCH_MS  # noqa: E402
 from db.imports import import_file  # noqa: E402
 from db.repository import add_user, create_project, list_sentences  # noqa: E402
 from db.store import SqlStore  # noqa: E402
@@ -165,7 +168,7 @@ def latency_cell(kind, n_ann, corpus, args, folder, fixed: bool = True) -> dict:
     try:
         if not fixed:
             plans_off(db)
-        with mock.patch.object(imports, "_refresh_statistics", imports._refresh_statistics
+        with mock.patch.object(imports, "refresh_statistics", imports.refresh_statistics
                                if fixed else lambda engine: None):  # fmt: skip
             pid, users, gold = project(db, corpus, n_ann)
         probe = Probe(db.engine)
@@ -201,9 +204,9 @@ IMPORTER = """
 import sys
 from db.engine import make_engine
 from db.imports import import_file
-url, schema, project, path = sys.argv[1:]
+url, schema, project, path, batch_ms = sys.argv[1:]
 engine = make_engine(url, schema=None if schema == "-" else schema)
-print(import_file(engine, int(project), path).n_sentences)
+print(import_file(engine, int(project), path, batch_ms=float(batch_ms)).n_sentences)
 """
 
 
@@ -234,8 +237,9 @@ def working(store, pid, user, gold, think, stop, out) -> None:
             out["failed"].append(repr(exc))
 
 
-def import_cell(kind, n_ann, corpus, big, args, folder) -> dict:
-    """Submit latency of ``n_ann`` annotators while another process imports ``big``."""
+def import_cell(kind, n_ann, corpus, big, args, folder, batch_ms: float = BATCH_MS) -> dict:
+    """Submit latency of ``n_ann`` annotators while another process imports ``big`` (its
+    staging transactions time-boxed to ``batch_ms``; 0: fixed chunks of 500 sentences)."""
     db = Database(kind, folder, args.pg_url)
     try:
         pid, users, gold = project(db, corpus, n_ann)
@@ -249,7 +253,8 @@ def import_cell(kind, n_ann, corpus, big, args, folder) -> dict:
             t.start()
         time.sleep(args.think + 1)  # every annotator past its first sentence
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        argv = [sys.executable, "-c", IMPORTER, db.url, db.schema or "-", str(pid), str(big)]
+        argv = [sys.executable, "-c", IMPORTER, db.url, db.schema or "-", str(pid), str(big),
+                str(batch_ms)]  # fmt: skip
         t0 = time.perf_counter()
         done = subprocess.run(argv, env=env, capture_output=True, text=True)
         t1 = time.perf_counter()
@@ -262,8 +267,9 @@ def import_cell(kind, n_ann, corpus, big, args, folder) -> dict:
         db.drop()
     during = [ms for t, ms in out["submit"] if t0 <= t <= t1]
     return {
-        "database": kind,
+        "database": kind if batch_ms else f"{kind} (baseline)",
         "annotators": n_ann,
+        "batch_ms": batch_ms,
         "imported": int(done.stdout.split()[-1]),
         "import_s": round(t1 - t0, 1),
         "submits": len(during),
@@ -346,8 +352,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="sentences of the concurrent import (default 1,000,000; --quick 50,000)")  # fmt: skip
     parser.add_argument("--no-import", action="store_true", help="skip the import cells")
     parser.add_argument("--baseline", action="store_true",
-                        help="PostgreSQL: also run each latency cell with the planning fixes off "
-                             "(generic plans, no statistics after import), for the ratio")  # fmt: skip
+                        help="also run each cell with the fixes off, for the ratio: PostgreSQL latency "
+                             "cells with generic plans and no statistics after the import; import "
+                             "cells with fixed 500-sentence batches (no time box)")  # fmt: skip
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (12 if args.quick else 60)
     args.annotators = args.annotators or ("4,8" if args.quick else "1,4,8")
@@ -370,8 +377,9 @@ def main(argv: list[str] | None = None) -> None:
                     print(json.dumps(rows[-1]), file=sys.stderr)
         big = None if args.no_import else big_file(corpus, args.import_size, folder)
         for kind in [] if big is None else kinds:
-            during.append(import_cell(kind, 8, corpus, big, args, folder))
-            print(json.dumps(during[-1]), file=sys.stderr)
+            for batch_ms in (BATCH_MS, 0.0) if args.baseline else (BATCH_MS,):
+                during.append(import_cell(kind, 8, corpus, big, args, folder, batch_ms))
+                print(json.dumps(during[-1]), file=sys.stderr)
         for kind in [] if args.no_restart else kinds[:1] if args.quick else kinds:
             restarts.append(restart_cell(kind, corpus, 5_000, args, folder))
             print(json.dumps(restarts[-1]), file=sys.stderr)
@@ -382,7 +390,7 @@ def main(argv: list[str] | None = None) -> None:
         table(rows, ["database", "annotators"] + [f"{name}_{c}" for c in PHASES])
     print(f"uptime: {os.popen('uptime').read().strip()}")
     print()
-    icols = ["database", "annotators", "imported", "import_s", "submits", "failed",
+    icols = ["database", "annotators", "batch_ms", "imported", "import_s", "submits", "failed",
              "submit_p50_ms", "submit_p95_ms", "submit_max_ms"]  # fmt: skip
     print(" | ".join(icols))
     for r in during:

@@ -3,7 +3,6 @@ background, follow it live, and pick the query strategy from F1-vs-words curves.
 
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -11,7 +10,7 @@ from cwal.simulate import DEFAULT_SEEDS, MODES, band, recommend, strategies_for,
 from cwal.simulate.intervals import display_costs, word_costs
 from cwal.simulate.summary import X_AXES, display_table
 from db import simulations as sims
-from ui import auth, forms, state
+from ui import auth, charts, forms, state
 from ui.safe import md
 
 MODE_NAMES = {"online": "learns online", "retrain": "retrains at each evaluation"}
@@ -68,16 +67,6 @@ st.session_state["cw_compare"] = key
 running = sims.is_running(key)
 
 
-def chart(curves: pd.DataFrame, axis: str) -> alt.LayerChart:
-    """Mean F1 over seeds (line) and the lowest-to-highest seed (band) per strategy."""
-    base = alt.Chart(band(curves, x=axis)).encode(
-        x=alt.X("x:Q", title=X_AXES[axis]), color=alt.Color("strategy:N", title="strategy")
-    )
-    y = alt.Y("lo:Q", title="F1", scale=alt.Scale(zero=False))
-    area = base.mark_area(opacity=0.2).encode(y=y, y2="hi:Q")
-    return area + base.mark_line().encode(y="f1:Q", tooltip=["strategy", "x", "f1"])
-
-
 @st.fragment(run_every=2.0 if running else None)
 def live() -> None:
     auth.require_project_lead()  # a fragment re-run skips the page's own check
@@ -95,7 +84,7 @@ def live() -> None:
     if table.empty:
         return
     axis = st.radio("x axis", list(X_AXES), format_func=X_AXES.get, horizontal=True)
-    st.altair_chart(chart(curves, axis).interactive(), width="stretch")
+    charts.show(charts.strategy_curves(band(curves, x=axis), X_AXES[axis]), curves, "comparison")
     full = table["full_f1"].mean()
     ref = f"; the learner trained on the whole pool: F1 {100 * full:.1f}" if pd.notna(full) else ""
     st.caption(f"Lines: mean over seeds, bands: seed range; {MODE_NAMES[exp.config.mode]}{ref}.")

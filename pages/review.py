@@ -11,7 +11,7 @@ from cwal import reports
 from db import repository as repo
 from db.repository import analysis
 from db.service import entity_types
-from ui import auth, state
+from ui import auth, state, tables
 from ui.editor import payload, sentence, spans_to_tags, token_editor
 from ui.lead_page import open_lead_page
 
@@ -55,13 +55,12 @@ def on_pick() -> None:
         st.session_state[OPEN_KEY] = memo["shown"][rows[0]]
 
 
-st.dataframe(
+tables.show(
     ranking,
-    hide_index=True,
+    {"p_given": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="percent")},
     on_select=on_pick,
     selection_mode="single-row",
     key="cw_review_table",
-    column_config={"p_given": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0)},
 )
 memo["shown"] = ranking["sentence_id"].astype(int).tolist()
 st.download_button("Table (CSV)", ranking.to_csv(index=False).encode("utf-8"), "review.csv")
@@ -76,9 +75,21 @@ editor_key = f"cw_review_editor_{project.id}"
 
 
 def on_action() -> None:
-    """Save the fix (Enter) or leave the sentence as it is (S)."""
+    """Save the fix (Enter), leave the sentence as it is (S) or undo the last fix (U)."""
     action = (st.session_state.get(editor_key) or {}).get("action")
     memo["rev"] += 1
+    if isinstance(action, dict) and action.get("kind") == "undo":
+        undone = state.service().undo_fix(user, project.id)
+        if undone is not None:
+            st.session_state[OPEN_KEY] = undone
+        memo["message"] = (
+            "Nothing to undo."
+            if undone is None
+            else (
+                f"Undid your last label (sentence #{undone}): it has its labels from before again."
+            )
+        )
+        return
     sid = memo.get("open")
     if not isinstance(action, dict) or sid is None or action.get("sid") != sid:
         return

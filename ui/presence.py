@@ -69,11 +69,15 @@ def sweep(engine: Engine, connected: Callable[[str], bool]) -> list[int]:
 def _connected(session_id: str) -> bool:
     from streamlit import runtime
 
-    return runtime.exists() and runtime.get_instance().is_active_session(session_id)
+    return runtime.get_instance().is_active_session(session_id)
 
 
 def _loop(engine: Engine, stop: threading.Event) -> None:
+    from streamlit import runtime
+
     while not stop.wait(SWEEP_S):
+        if not runtime.exists():  # a bare script or AppTest: no browser sessions to follow
+            continue
         try:
             sweep(engine, _connected)
         except Exception:  # a database hiccup: the next sweep tries again

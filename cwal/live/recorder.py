@@ -51,8 +51,8 @@ class Recorder:
         self.calibration = MarginMap()  # the prior until reload reads the record
         self.reload()
         self._jobs: stdqueue.Queue[Snapshot | None] = stdqueue.Queue()
-        self._thread = threading.Thread(target=self._loop, name="cwal-recorder", daemon=True)
-        self._thread.start()
+        self.thread = threading.Thread(target=self._loop, name="cwal-recorder", daemon=True)
+        self.thread.start()
 
     def put(self, snapshot: Snapshot) -> None:
         """Record ``snapshot`` in the background."""
@@ -62,17 +62,18 @@ class Recorder:
         """Block until every snapshot put so far is recorded."""
         self._jobs.join()
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """Record what is queued, then end the thread."""
+    def stop(self, timeout: float | None = 30.0) -> None:
+        """Record what is queued, then end the thread (joined unless ``timeout`` is None)."""
         self._jobs.put(None)
-        self._thread.join(timeout=timeout)
+        if timeout is not None:
+            self.thread.join(timeout=timeout)
 
     def reload(self) -> None:
         """Refit the calibration map on the store's whole prequential record (every process's
         predictions; a consolidation calls it)."""
-        record = [(np.asarray(k, float), np.asarray(c, bool))
-                  for k, c in self.store.calibration_keys(self.project_id)]  # fmt: skip
-        with self._lock:
+        with self._lock:  # read and swapped while no label is being recorded
+            record = [(np.asarray(k, float), np.asarray(c, bool))
+                      for k, c in self.store.calibration_keys(self.project_id)]  # fmt: skip
             self._keys = record
             self.calibration = MarginMap.fit(record)
 
@@ -102,7 +103,8 @@ class Recorder:
         pred = PredictionRow(row.sentence_id, job.version, rec.predicted, shown.tolist(), "kd-pc",
                              float(shown.min()) if shown.size else None, row.user_id,
                              keys.tolist())  # fmt: skip
-        self.store.log_predictions(self.project_id, [pred])
-        with self._lock:
+        with self._lock:  # logged and appended together: a reload between the two would
+            # count this label twice (or drop it), unlike a restart's fit
+            self.store.log_predictions(self.project_id, [pred])
             self._keys.append((keys, rec.correct))
             self.calibration = MarginMap.fit(self._keys)

@@ -260,13 +260,25 @@ class ProjectSession:
         self.consolidator.wait(timeout)
         self.queue.wait_fresh(timeout)
 
-    def close(self) -> None:
+    @property
+    def threads(self) -> list[threading.Thread]:
+        """The session's background threads: the scorer, the prequential recorder and the
+        consolidator (it starts them all and ``close`` stops them all)."""
+        return [self.queue.thread, self.recorder.thread, self.consolidator.thread]
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop every background thread of the session and join them (together at most
+        ``timeout`` s; a retrain or ranking in progress finishes first). A ``next`` waiting for
+        a ranking raises ``Stopped``."""
         if self._closed:
             return
         self._closed = True
-        self.consolidator.stop()
-        self.queue.stop()
-        self.recorder.stop()
+        self.consolidator.stop(timeout=None)
+        self.queue.stop(timeout=None)
+        self.recorder.stop(timeout=None)
+        deadline = time.monotonic() + timeout
+        for thread in self.threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     # ----- scoring ------------------------------------------------------------------------------
     def _suggest(self, sentence_id: int, scored: Scored, version: int) -> Suggestion:
