@@ -206,8 +206,8 @@ def add_parser(subparsers: Any) -> None:
                    help="more text (any corpus format, tags ignored) to learn the word "
                         "clusters from, besides the training file's text")  # fmt: skip
     t.add_argument("--no-clusters", action="store_true",
-                   help="no word-cluster features (default: learned from the text when the "
-                        "template's defaults use them)")  # fmt: skip
+                   help="no word-cluster features (default: learned from the text for the "
+                        "chunk template, whose dev-tuned defaults use them)")  # fmt: skip
     t.add_argument("--seed", type=int, default=0, help="seed of the epoch shuffles")
     t.add_argument("--shards", type=int, default=1,
                    help="train this many copies on disjoint shards in parallel processes")  # fmt: skip
