@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import auth, preload, prepare, state, warmup
+from ui import auth, preload, prepare, presence, state, warmup
 
 st.set_page_config(page_title="cwal", page_icon=":material/label:", layout="wide")
 warmup.start()  # once per process: the lead views are computed while the lead signs in
@@ -74,6 +74,8 @@ def sidebar(user) -> str | None:
 
 state.check_database()  # a damaged database file: a clear message instead of a traceback
 user = auth.current_user()
+presence.register(None if user is None else user.id)  # leases go back when the tab closes
+presence.start()
 auth.keep_cookie()  # the browser keeps (or forgets) the sign-in session's token
 if user is None:
     # Every page's URL shows the sign-in form; once signed in, the same URL opens that page.

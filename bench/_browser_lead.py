@@ -40,7 +40,7 @@ PASSWORD = "benchmark password"
 PAGES = (("dashboard", "Dashboard"), ("error_analysis", "Error analysis"), ("review", "Review"))
 # charts each page draws on a project with labels and a model (tests/app/test_lead_pages.py): a
 # page is not rendered before they all exist (Streamlit mounts chart elements lazily)
-N_CHARTS = {"Dashboard": 5, "Error analysis": 4, "Review": 0}
+N_CHARTS = {"Dashboard": 4, "Error analysis": 4, "Review": 0}  # no pace chart: untimed labels
 STATES = ("cold first", "cold", "warm", "after label")
 FULL = (5000, 5000, 300)  # labeled, unlabeled pool, evaluation sentences
 QUICK = (1000, 1000, 100)

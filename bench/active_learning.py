@@ -18,8 +18,8 @@ Results are kept under ``--out`` (rerun to resume an interrupted run).
 
 For choosing settings without touching a test split, ``--dev 0.1`` builds pool and evaluation
 both from the training file (a seeded 10% held out for evaluation); ``--strategies``, ``--seeds``,
-``--epochs``, ``--s``, ``--k``, ``--rank`` (the last three for KD-Fixed and KD-PC) and
-``--no-full-data`` narrow or vary the grid. Each distinct setting gets its own folder under --out.
+``--epochs``, ``--eval-every``, ``--s``, ``--k``, ``--rank`` (the last three for KD-Fixed and
+KD-PC), ``--strategy-params`` (any strategy's) and ``--no-full-data`` narrow or vary the grid. Each distinct setting gets its own folder under --out.
 """
 
 from __future__ import annotations
@@ -98,6 +98,17 @@ def kd_params(args: argparse.Namespace) -> dict[str, dict]:
     return {name: dict(params) for name in KD} if params else {}
 
 
+def strategy_params(args: argparse.Namespace) -> dict[str, dict]:
+    """``--strategy-params`` (a JSON object: strategy name -> its parameters) over the KD
+    strategies' ``--s``, ``--k``, ``--rank``."""
+    params = kd_params(args)
+    for name, given in json.loads(args.strategy_params or "{}").items():
+        if name not in args.strategies:
+            raise SystemExit(f"--strategy-params names {name!r}, which is not in --strategies")
+        params[name] = {**params.get(name, {}), **given}
+    return params
+
+
 def run_task(task: str, args: argparse.Namespace) -> dict:
     quick = args.quick
     seeds = tuple(args.seeds) if args.seeds else (0,) if quick else DEFAULT_SEEDS
@@ -105,11 +116,12 @@ def run_task(task: str, args: argparse.Namespace) -> dict:
         strategies=tuple(args.strategies),
         seeds=seeds,
         budget=300 if quick else args.budget,
+        eval_every=args.eval_every or (25 if quick else 100),
         budget_words=args.budget_words,
         mode=args.mode,
         epochs=args.epochs,
         learner=args.learner,
-        strategy_params=kd_params(args),
+        strategy_params=strategy_params(args),
         full_data=not args.no_full_data,
     )
     sizes = {"pool_size": 3000, "eval_size": 500} if quick else {}
@@ -253,7 +265,8 @@ def plain(value: object) -> object:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="1 seed, budget 300, small splits")
+    parser.add_argument("--quick", action="store_true",
+                        help="1 seed, budget 300, small splits, an evaluation every 25")  # fmt: skip
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--tasks", nargs="+", default=["np", "esp"], choices=["np", "esp", "ned"])
     parser.add_argument("--mode", choices=["retrain", "online"], default="retrain")
@@ -261,6 +274,10 @@ def main() -> None:
     parser.add_argument("--budget-words", type=int,
                         help="stop each run at this many labeled words instead of --budget "
                         "sentences (fair to strategies that pick shorter sentences)")  # fmt: skip
+    parser.add_argument("--eval-every", type=int, metavar="SENTENCES",
+                        help="evaluate (refit, F1, stopping-signal check) every this many labeled "
+                        "sentences (default 100; 25 with --quick, so the signal's 3 checks in a "
+                        "row fit in the quick curves)")  # fmt: skip
     parser.add_argument("--learner", default="cw")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--cluster", metavar="ADDRESS", help="a Dask scheduler to run the cells on")
@@ -275,6 +292,9 @@ def main() -> None:
     parser.add_argument("--s", type=float, help="KD scale of kd-fixed and kd-pc")
     parser.add_argument("--k", type=int, help="KD draws of kd-fixed and kd-pc")
     parser.add_argument("--rank", choices=RANKS, help="KD token ranking of kd-fixed and kd-pc")
+    parser.add_argument("--strategy-params", metavar="JSON",
+                        help='parameters per strategy, e.g. \'{"errors-per-word": {"density": '
+                        '0.5, "rank": "z-delta"}}\'')  # fmt: skip
     parser.add_argument("--no-full-data", action="store_true", help="skip the full-data cells")
     args = parser.parse_args()
     results = []

@@ -12,7 +12,12 @@ on a 10,000-sentence project with 5,000 annotations and a consolidated model, fr
 the page's link to the page fully rendered (charts drawn): the first visit after the server
 start, revisits, and visits right after a new label; medians against the 2 s target.
 
-    python bench/browser.py [--part editor|lead|all] [--quick] [--json PATH] [--sentences N]
+``--part cold`` (``bench/_browser_cold.py``): a fresh install as a new user meets it (an empty
+numba cache, the first lead created with the demo project in the browser, the sidebar to
+Annotate): the first sentence shown (target 5 s) and each of the first 20 submits confirmed
+(target: the slowest within 1 s).
+
+    python bench/browser.py [--part editor|lead|cold|all] [--quick] [--json PATH] [--sentences N]
                             [--pool N] [--think MS] [--starts N] [--repeats N]
 """
 
@@ -51,7 +56,7 @@ def make_store(home: Path, pool: int | None) -> str:
     """A store with an annotator and either the demo project or a ``pool``-sentence project."""
     from db import imports, open_database
     from db import repository as repo
-    from ui.actions import DEMO_DIR, DEMO_TYPES, install_demo, tagset
+    from db.service import DEMO_DIR, DEMO_TYPES, install_demo, tagset
 
     url = f"sqlite:///{home / 'cwal.sqlite3'}"
     ids = harness.seed(url, [("bench", PASSWORD, "annotator")])
@@ -158,15 +163,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="editor: 10 sentences, a 2,000 pool; lead: a 2,000-sentence project",
+        help="editor: 10 sentences, a 2,000 pool; lead: a 2,000-sentence project; cold: 10 "
+        "submits, without waiting for the model to be ready",
     )
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
-    parser.add_argument("--sentences", type=int, default=None, help="measured sentences (50)")
+    parser.add_argument(
+        "--sentences", type=int, default=None, help="measured sentences (50; cold: 20)"
+    )
     parser.add_argument("--pool", type=int, default=None, help="size of the large pool (10000)")
     parser.add_argument(
         "--think", type=int, default=THINK_MS, help="ms on each sentence before Enter (400)"
     )
-    parser.add_argument("--part", choices=("editor", "lead", "all"), default="all")
+    parser.add_argument("--part", choices=("editor", "lead", "cold", "all"), default="all")
     parser.add_argument("--starts", type=int, default=None, help="lead: server starts (3; 1)")
     parser.add_argument(
         "--repeats", type=int, default=None, help="lead: warm and after-label rounds (5; 2)"
@@ -187,6 +195,12 @@ def main(argv: list[str] | None = None) -> int:
             payload["lead"] = got = lead.run(args.quick, starts, repeats, repeats, Path(tmp))
         print(f"\nLead pages: click to rendered, medians (setup {got['setup_s']:.0f} s)\n"
               + lead.table(got["rows"]))  # fmt: skip
+    if args.part in ("cold", "all"):
+        from bench import _browser_cold as cold
+
+        n = args.sentences or (10 if args.quick else 20)
+        payload["cold"] = got = cold.run(n, wait_ready=not args.quick)
+        print("\nFresh install, empty numba cache, first lead in the browser\n" + cold.table(got))
     if args.json:
         Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return 0

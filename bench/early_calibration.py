@@ -1,18 +1,23 @@
 """Honest confidence from the first label: gold answers replayed through the live service.
 
-For the demo project and slices of esp (CoNLL-2002 Spanish NER) and np (CoNLL-2000 NP chunks), a
-fresh SQLite project with the app's default settings is annotated by a simulated annotator who
-takes each sentence the live service serves (``ProjectSession.next``) and submits its gold tags.
+For the demo project and slices of esp (CoNLL-2002 Spanish NER), ned (Dutch NER) and np
+(CoNLL-2000 NP chunks), a fresh SQLite project with the app's default settings (its tag set given
+up front, as the new-project form stores it) is annotated by a simulated annotator who takes each
+sentence the live service serves (``ProjectSession.next``) and submits its gold tags.
 After 5, 10, 20, 50, 100, 200 and 500 labels (those the pool allows) the bench reads, on a sample
 of the unlabeled pool, the confidence annotators see (each token's Delta through the session's
 calibration map): token ECE (15 equal-mass bins) overall and over entity tokens (gold or predicted
 not O), Brier, mean confidence and accuracy; the dashboard's pool estimate (``analysis.pool_view``,
-as the page computes it) minus the accuracy measured on the same sentences; how many of the top 10
-of the live ranking two draw seeds share (KD-PC, ``Strategy.rank``, on the queue's candidates);
-and the seconds the live queue took to rank its 1,000 candidates. Each seed shuffles the pool.
+as the page computes it) minus the accuracy measured on the same sentences; ECE and mean
+confidence minus accuracy of the alternative map fitted on the newer half of the record only;
+how many of the top 10 of the live ranking two draw seeds share (KD-PC, ``Strategy.rank``, on the
+queue's candidates); and the seconds the live queue took to rank its 1,000 candidates. Each seed
+shuffles the pool. ``--fit-prior`` instead prints the map fitted on the first ``--max-labels``
+labels of demo, ned and np (training files): the calibration prior's constants.
 
-    python bench/early_calibration.py [--quick] [--json PATH] [--seeds N] [--corpora demo esp np]
-                                      [--max-labels N] [--pool N]
+    python bench/early_calibration.py [--quick] [--json PATH] [--seeds N]
+                                      [--corpora demo esp ned np] [--max-labels N] [--pool N]
+                                      [--fit-prior]
 """
 
 from __future__ import annotations
@@ -34,7 +39,13 @@ if str(ROOT) not in sys.path:
 from _common import bench_parser, emit, format_table  # noqa: E402
 
 from cwal.confidence import estimate  # noqa: E402
-from cwal.io import Sentence, read_conll, write_conll  # noqa: E402
+from cwal.confidence.calibration import MarginMap  # noqa: E402
+from cwal.io import (  # noqa: E402
+    Sentence,
+    read_conll,
+    schemes,  # noqa: E402
+    write_conll,
+)
 from cwal.io.schemes import task_view  # noqa: E402
 from cwal.live import ProjectSession  # noqa: E402
 from cwal.live.scoring import strategy_for  # noqa: E402
@@ -54,8 +65,10 @@ DEMO = ROOT / "demo"
 STAGES = (5, 10, 20, 50, 100, 200, 500)
 CORPORA = {  # file, feature template, chunk types kept (None: all)
     "esp": ("conll2002/esp.train", "ner", None),
+    "ned": ("conll2002/ned.train", "ner", None),
     "np": ("conll2000/train.txt", "chunk", {"NP"}),
 }
+PRIOR_CORPORA = ("demo", "ned", "np")  # --fit-prior: training files only, never a test file
 TARGETS = {10: (0.10, 0.05), 50: (0.05, 0.03), 200: (0.03, None)}  # labels: (ECE, |gap|)
 
 
@@ -66,6 +79,12 @@ def ece_equal_mass(conf: np.ndarray, ok: np.ndarray, bins: int = 15) -> float:
     order = np.argsort(conf, kind="stable")
     parts = np.array_split(order, min(bins, conf.size))
     return float(sum(len(p) * abs(conf[p].mean() - ok[p].mean()) for p in parts) / conf.size)
+
+
+def tagset(types: list[str]) -> list[str]:
+    """The tag set the app's project form stores for these entity types (IOB2, ``O`` first):
+    a project knows its labels before the first one is given."""
+    return ["O"] + [f"{p}-{t}" for t in types for p in sorted(schemes.get("IOB2").alphabet)]
 
 
 def corpus(name: str, n: int, seed: int, folder: Path) -> tuple[Path, dict, dict]:
@@ -81,7 +100,9 @@ def corpus(name: str, n: int, seed: int, folder: Path) -> tuple[Path, dict, dict
             tokens, tags = make_demo.fill(gen.choice(make_demo.TEMPLATES), namer, gen)
             gold.setdefault(tuple(tokens), tags)
         sents = [Sentence(list(t), g) for t, g in gold.items()]
-        settings = {"scheme": "IOB2", "feature_template": "ner", "learner": "arow"}
+        types = sorted({t.split("-", 1)[1] for g in gold.values() for t in g if t != "O"})
+        settings = {"scheme": "IOB2", "feature_template": "ner", "learner": "arow",
+                    "tagset": tagset(types)}  # fmt: skip
     else:
         rel, template, keep = CORPORA[name]
         sents = []
@@ -89,7 +110,9 @@ def corpus(name: str, n: int, seed: int, folder: Path) -> tuple[Path, dict, dict
             tags = task_view(s.tags, keep) if keep else s.tags
             sents.append(Sentence(s.tokens, tags, s.columns))
         sents = sents[:n]
-        settings = {"scheme": "IOB2", "strict_scheme": False, "feature_template": template}
+        types = sorted({t.split("-", 1)[1] for s in sents for t in s.tags if t != "O"})
+        settings = {"scheme": "IOB2", "strict_scheme": False, "feature_template": template,
+                    "tagset": tagset(types)}  # fmt: skip
     rng.shuffle(sents)
     path = folder / f"{name}-{seed}.conll"
     columns = ["word", *sorted(sents[0].columns), "tag"]
@@ -125,8 +148,12 @@ def measure(live: ProjectSession, engine, pid: int, gold: dict, seed: int) -> di
         strategy = strategy_for("kd-pc", k=live.config.k, s=scored.s, candidates=1000)
         ranking = strategy.rank(live.model, cand_sents, 7919 * draw + seed)
         tops.append({scored.candidates[i] for i in ranking.order[:10]})
+    record = live.store.calibration_keys(pid)
+    newer = MarginMap.fit(record[len(record) // 2 :])(delta)  # the issue's alternative fit
     return {
         "ece": ece_equal_mass(conf, ok),
+        "ece_newer_half": ece_equal_mass(newer, ok),
+        "gap_newer_half": float(newer.mean() - ok.mean()),
         "ece_entity": ece_equal_mass(conf[entity], ok[entity]),
         "brier": brier_score(conf, ok),
         "confidence": float(conf.mean()),
@@ -139,7 +166,9 @@ def measure(live: ProjectSession, engine, pid: int, gold: dict, seed: int) -> di
     }
 
 
-def run(name: str, seed: int, args, folder: Path) -> list[dict]:
+def run(name: str, seed: int, args, folder: Path, record: list | None = None) -> list[dict]:
+    """Replay ``name`` shuffled by ``seed`` up to ``args.max_labels``: one row per stage. With
+    ``record``, only label (no stage figures) and append the prequential record to it."""
     path, settings, gold = corpus(name, args.pool, seed, folder)
     engine = make_engine(f"sqlite:///{folder / f'early-{uuid.uuid4().hex[:8]}.sqlite3'}")
     upgrade(engine)
@@ -150,11 +179,16 @@ def run(name: str, seed: int, args, folder: Path) -> list[dict]:
     live = ProjectSession(SqlStore(engine), pid)
     rows, done, start = [], 0, time.perf_counter()
     try:
-        for stage in [s for s in STAGES if s <= min(args.max_labels, len(gold_by_id) - 20)]:
+        stages = [s for s in STAGES if s <= min(args.max_labels, len(gold_by_id) - 20)]
+        for stage in stages if record is None else [args.max_labels]:
             while done < stage:
                 (sug,) = live.next(user)
                 live.submit(sug.sentence_id, gold_by_id[sug.sentence_id], user, 1.0)
                 done += 1
+            if record is not None:
+                live.wait_idle()
+                record.extend(live.store.calibration_keys(pid))
+                break
             row = {"corpus": name, "seed": seed, "labels": stage,
                    **measure(live, engine, pid, gold, seed)}  # fmt: skip
             row["minutes"] = (time.perf_counter() - start) / 60
@@ -185,6 +219,25 @@ def summary(rows: list[dict]) -> list[dict]:
     return out
 
 
+def fit_prior(args) -> None:
+    """Print the MAP ``(a, b)`` of the prequential records of :data:`PRIOR_CORPORA` pooled."""
+    record: list = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in PRIOR_CORPORA:
+            for seed in range(args.seeds):
+                part: list = []
+                run(name, seed, args, Path(tmp), record=part)
+                fitted = MarginMap.fit(part)
+                print(f"{name} seed {seed}: a {fitted.a:.3f} b {fitted.b:.3f} on "
+                      f"{fitted.labels} labels, {fitted.tokens} tokens", flush=True)  # fmt: skip
+                record += part
+    fitted = MarginMap.fit(record)
+    print(
+        f"pooled: PRIOR = ({fitted.a:.3f}, {fitted.b:.3f}) on {fitted.labels} labels, "
+        f"{fitted.tokens} tokens; sd a {fitted.cov[0] ** 0.5:.3f}, b {fitted.cov[2] ** 0.5:.3f}"
+    )
+
+
 def main() -> None:
     p = bench_parser(__doc__)
     p.add_argument("--seeds", type=int, default=3)
@@ -192,19 +245,28 @@ def main() -> None:
                    choices=["demo", *CORPORA])  # fmt: skip
     p.add_argument("--max-labels", type=int, default=500, help="the last stage to reach")
     p.add_argument("--pool", type=int, default=3000, help="sentences of esp / np in the pool")
+    p.add_argument(
+        "--fit-prior",
+        action="store_true",
+        help="fit the calibration prior (cwal.confidence.calibration.PRIOR) on the "
+        f"first --max-labels labels of {', '.join(PRIOR_CORPORA)} (training files)",
+    )
     args = p.parse_args()
     if args.quick:
         args.seeds, args.corpora, args.max_labels = 1, ["demo"], 20
     missing = [c for c in args.corpora if c in CORPORA and not (DATA / CORPORA[c][0]).exists()]
     if missing:
         sys.exit(f"corpora {missing} need {DATA} (set CWAL_DATA_DIR)")
+    if args.fit_prior:
+        fit_prior(args)
+        return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.corpora:
             for seed in range(args.seeds):
                 rows += run(name, seed, args, Path(tmp))
     cols = ["corpus", "seed", "labels", "ece", "ece_entity", "brier", "confidence", "accuracy",
-            "gap", "top10", "s", "rank_s", "map_labels", "minutes"]  # fmt: skip
+            "gap", "ece_newer_half", "gap_newer_half", "top10", "s", "rank_s", "map_labels", "minutes"]  # fmt: skip
     tables = {
         "Per seed and stage (confidence = Delta through the session's calibration map)":
             format_table(rows, cols),

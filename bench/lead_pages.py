@@ -132,8 +132,8 @@ def estimate_curve(home: Path, corpus: str, n_label: int, n_pool: int) -> list[d
     from db import imports, open_database
     from db import repository as repo
     from db.repository import analysis
+    from db.service import install_demo
     from db.store import open_session
-    from ui.actions import install_demo
 
     url = f"sqlite:///{home / f'{corpus}.sqlite3'}"
     engine = open_database(url)

@@ -8,12 +8,14 @@ with 8: submit p95 <= 20 ms, next p95 <= 300 ms, consolidations included). Then 
 while a big import runs": 8 annotators (think 1 s) keep working while another process imports a
 1,000,000-sentence file (--quick: 50,000) into the same project; store-level submit p50/p95 (the
 write an annotator waits for; without the model update) of the submits that started during it (targets: p95 <= 50 ms on SQLite, <= 20 ms on PostgreSQL), failed submits
-and the import's duration. Then a project with 5,000 annotations is restarted (cold start): the
+and the import's duration (batches time-boxed to 50 ms; --baseline: also fixed 500-sentence
+batches). Each latency cell also reports where the time goes (statements per request, time in
+the store, in the advisory-lock statement, waiting for the session lock). Then a project with 5,000 annotations is restarted (cold start): the
 time until the first ``next`` returns, and whether the model and the suggestion are identical to
 before the restart.
 
     python bench/service.py [--quick] [--json PATH] [--think S] [--rounds N] [--pg-url URL]
-                            [--import-size N] [--no-import] [--no-restart]
+                            [--import-size N] [--no-import] [--no-restart] [--baseline]
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
@@ -35,11 +38,14 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import text  # noqa: E402
+from sqlalchemy import event, text  # noqa: E402
 
+from bench._service_probe import Probe  # noqa: E402
 from cwal.io import read_conll, write_conll  # noqa: E402
 from cwal.live import ProjectSession  # noqa: E402
+from db import imports  # noqa: E402
 from db.engine import make_engine, upgrade  # noqa: E402
+from db.import_pacing import BATCH_MS  # noqa: E402
 from db.imports import import_file  # noqa: E402
 from db.repository import add_user, create_project, list_sentences  # noqa: E402
 from db.store import SqlStore  # noqa: E402
@@ -96,30 +102,83 @@ def project(db: Database, corpus: Path, n_users: int, tags_as: str | None = None
     return pid, users, gold
 
 
-def annotator(session, user, gold, rounds, think, warmup, out) -> None:
+def annotator(session, user, gold, rounds, think, warmup, out, probe=None) -> None:
     for r in range(warmup + rounds):
+        probe and probe.take()
         t0 = time.perf_counter()
         (sug,) = session.next(user)
         t1 = time.perf_counter()
+        phases_next = probe and probe.take()
         time.sleep(think)
         t2 = time.perf_counter()
         session.submit(sug.sentence_id, gold[sug.sentence_id], user, think)
         t3 = time.perf_counter()
+        phases_submit = probe and probe.take()
         if r >= warmup:
             out["next"].append((t1 - t0) * 1e3)
             out["submit"].append((t3 - t2) * 1e3)
             out["age"].append(sug.model_version - sug.scored_version)
+            if probe:
+                out["phases_next"].append(phases_next)
+                out["phases_submit"].append(phases_submit)
 
 
-def latency_cell(kind, n_ann, corpus, args, folder) -> dict:
+def _pct(values, q) -> float:
+    return round(float(np.percentile(values, q)), 1) if len(values) else 0.0
+
+
+def breakdown(out: dict, probe: Probe) -> dict:
+    """Medians (and p95 of the waits) of each request phase: statements (round trips, COMMIT
+    included), time in the store (DB calls with their Python), in the advisory-lock statement,
+    waiting for the session lock, and the rest (model update for submit; for next the wait for
+    a fresh enough ranking plus the suggestion's pre-fill)."""
+    row = {}
+    for name in ("submit", "next"):
+        ph = out[f"phases_{name}"]
+        total = out[name]
+        rest = [t - p["store_ms"] - p["session_lock_ms"] for t, p in zip(total, ph, strict=True)]
+        row[f"{name}_statements"] = _pct([p["statements"] for p in ph], 50)
+        row[f"{name}_store_p50_ms"] = _pct([p["store_ms"] for p in ph], 50)
+        row[f"{name}_store_p95_ms"] = _pct([p["store_ms"] for p in ph], 95)
+        row[f"{name}_db_p50_ms"] = _pct([p["db_ms"] for p in ph], 50)
+        row[f"{name}_advisory_p95_ms"] = _pct([p["advisory_ms"] for p in ph], 95)
+        row[f"{name}_lockwait_p95_ms"] = _pct([p["session_lock_ms"] for p in ph], 95)
+        row[f"{name}_rest_p50_ms"] = _pct(rest, 50)
+        row[f"{name}_rest_p95_ms"] = _pct(rest, 95)
+    row["background"] = {k: {f: round(v, 1) for f, v in c.items() if v}
+                         for k, c in sorted(probe.background.items())}  # fmt: skip
+    row["top_statements"] = probe.top()
+    return row
+
+
+def plans_off(db: Database) -> None:
+    """Switch the PostgreSQL planning fixes off (the ``--baseline`` cells): the server's
+    default plan cache mode (generic plans after 5 runs) and no statistics after an import."""
+
+    def generic(dbapi_connection, _record) -> None:
+        dbapi_connection.execute("SET plan_cache_mode = auto")
+        dbapi_connection.commit()
+
+    event.listen(db.engine, "connect", generic)
+    db.engine.dispose()
+
+
+def latency_cell(kind, n_ann, corpus, args, folder, fixed: bool = True) -> dict:
     db = Database(kind, folder, args.pg_url)
     try:
-        pid, users, gold = project(db, corpus, n_ann)
-        session = ProjectSession(SqlStore(db.engine), pid)
-        out = {"next": [], "submit": [], "age": []}
+        if not fixed:
+            plans_off(db)
+        with mock.patch.object(imports, "refresh_statistics", imports.refresh_statistics
+                               if fixed else lambda engine: None):  # fmt: skip
+            pid, users, gold = project(db, corpus, n_ann)
+        probe = Probe(db.engine)
+        session = ProjectSession(probe.wrap_store(SqlStore(db.engine)), pid)
+        session._lock = probe.wrap_lock(session._lock)
+        out = {"next": [], "submit": [], "age": [], "phases_next": [], "phases_submit": []}
         threads = [
             threading.Thread(
-                target=annotator, args=(session, u, gold, args.rounds, args.think, 3, out)
+                target=annotator,
+                args=(session, u, gold, args.rounds, args.think, 3, out, probe),
             )
             for u in users
         ]
@@ -127,16 +186,17 @@ def latency_cell(kind, n_ann, corpus, args, folder) -> dict:
             t.start()
         for t in threads:
             t.join()
-        status = session.status()
         session.close()
     finally:
         db.drop()
-    row = {"database": kind, "annotators": n_ann, "think_s": args.think, "n": len(out["next"])}
+    row = {"database": kind if fixed else f"{kind} (baseline)", "annotators": n_ann,
+           "think_s": args.think, "n": len(out["next"])}  # fmt: skip
     for name in ("submit", "next"):
-        row[f"{name}_p50_ms"] = round(float(np.percentile(out[name], 50)), 1)
-        row[f"{name}_p95_ms"] = round(float(np.percentile(out[name], 95)), 1)
+        row[f"{name}_p50_ms"] = _pct(out[name], 50)
+        row[f"{name}_p95_ms"] = _pct(out[name], 95)
     row["age_max"] = int(max(out["age"]))
-    row["consolidations"] = status["last_consolidation"] is not None
+    row["consolidations"] = len(session.consolidations)
+    row.update(breakdown(out, probe))
     return row
 
 
@@ -144,9 +204,9 @@ IMPORTER = """
 import sys
 from db.engine import make_engine
 from db.imports import import_file
-url, schema, project, path = sys.argv[1:]
+url, schema, project, path, batch_ms = sys.argv[1:]
 engine = make_engine(url, schema=None if schema == "-" else schema)
-print(import_file(engine, int(project), path).n_sentences)
+print(import_file(engine, int(project), path, batch_ms=float(batch_ms)).n_sentences)
 """
 
 
@@ -177,8 +237,9 @@ def working(store, pid, user, gold, think, stop, out) -> None:
             out["failed"].append(repr(exc))
 
 
-def import_cell(kind, n_ann, corpus, big, args, folder) -> dict:
-    """Submit latency of ``n_ann`` annotators while another process imports ``big``."""
+def import_cell(kind, n_ann, corpus, big, args, folder, batch_ms: float = BATCH_MS) -> dict:
+    """Submit latency of ``n_ann`` annotators while another process imports ``big`` (its
+    staging transactions time-boxed to ``batch_ms``; 0: fixed chunks of 500 sentences)."""
     db = Database(kind, folder, args.pg_url)
     try:
         pid, users, gold = project(db, corpus, n_ann)
@@ -192,7 +253,8 @@ def import_cell(kind, n_ann, corpus, big, args, folder) -> dict:
             t.start()
         time.sleep(args.think + 1)  # every annotator past its first sentence
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        argv = [sys.executable, "-c", IMPORTER, db.url, db.schema or "-", str(pid), str(big)]
+        argv = [sys.executable, "-c", IMPORTER, db.url, db.schema or "-", str(pid), str(big),
+                str(batch_ms)]  # fmt: skip
         t0 = time.perf_counter()
         done = subprocess.run(argv, env=env, capture_output=True, text=True)
         t1 = time.perf_counter()
@@ -205,8 +267,9 @@ def import_cell(kind, n_ann, corpus, big, args, folder) -> dict:
         db.drop()
     during = [ms for t, ms in out["submit"] if t0 <= t <= t1]
     return {
-        "database": kind,
+        "database": kind if batch_ms else f"{kind} (baseline)",
         "annotators": n_ann,
+        "batch_ms": batch_ms,
         "imported": int(done.stdout.split()[-1]),
         "import_s": round(t1 - t0, 1),
         "submits": len(during),
@@ -263,6 +326,17 @@ def restart_cell(kind, corpus, n_labeled, args, folder) -> dict:
     }
 
 
+PHASES = ("statements", "store_p50_ms", "store_p95_ms", "db_p50_ms", "advisory_p95_ms",
+          "lockwait_p95_ms", "rest_p50_ms", "rest_p95_ms")  # fmt: skip
+
+
+def table(rows: list[dict], cols: list[str]) -> None:
+    print(" | ".join(cols))
+    for r in rows:
+        print(" | ".join(str(r[c]) for c in cols))
+    print()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds, SQLite restart only")
@@ -277,6 +351,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--import-size", type=int, default=None,
                         help="sentences of the concurrent import (default 1,000,000; --quick 50,000)")  # fmt: skip
     parser.add_argument("--no-import", action="store_true", help="skip the import cells")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also run each cell with the fixes off, for the ratio: PostgreSQL latency "
+                             "cells with generic plans and no statistics after the import; import "
+                             "cells with fixed 500-sentence batches (no time box)")  # fmt: skip
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (12 if args.quick else 60)
     args.annotators = args.annotators or ("4,8" if args.quick else "1,4,8")
@@ -294,22 +372,25 @@ def main(argv: list[str] | None = None) -> None:
         corpus = pool(10_000, folder)
         for kind in kinds:
             for n_ann in (int(a) for a in args.annotators.split(",")):
-                rows.append(latency_cell(kind, n_ann, corpus, args, folder))
-                print(json.dumps(rows[-1]), file=sys.stderr)
+                for fixed in (True, False) if args.baseline and kind == "postgres" else (True,):
+                    rows.append(latency_cell(kind, n_ann, corpus, args, folder, fixed))
+                    print(json.dumps(rows[-1]), file=sys.stderr)
         big = None if args.no_import else big_file(corpus, args.import_size, folder)
         for kind in [] if big is None else kinds:
-            during.append(import_cell(kind, 8, corpus, big, args, folder))
-            print(json.dumps(during[-1]), file=sys.stderr)
+            for batch_ms in (BATCH_MS, 0.0) if args.baseline else (BATCH_MS,):
+                during.append(import_cell(kind, 8, corpus, big, args, folder, batch_ms))
+                print(json.dumps(during[-1]), file=sys.stderr)
         for kind in [] if args.no_restart else kinds[:1] if args.quick else kinds:
             restarts.append(restart_cell(kind, corpus, 5_000, args, folder))
             print(json.dumps(restarts[-1]), file=sys.stderr)
     cols = ["database", "annotators", "n", "submit_p50_ms", "submit_p95_ms", "next_p50_ms",
-            "next_p95_ms", "age_max"]  # fmt: skip
-    print(" | ".join(cols))
-    for r in rows:
-        print(" | ".join(str(r[c]) for c in cols))
+            "next_p95_ms", "age_max", "consolidations"]  # fmt: skip
+    table(rows, cols)
+    for name in ("submit", "next"):
+        table(rows, ["database", "annotators"] + [f"{name}_{c}" for c in PHASES])
+    print(f"uptime: {os.popen('uptime').read().strip()}")
     print()
-    icols = ["database", "annotators", "imported", "import_s", "submits", "failed",
+    icols = ["database", "annotators", "batch_ms", "imported", "import_s", "submits", "failed",
              "submit_p50_ms", "submit_p95_ms", "submit_max_ms"]  # fmt: skip
     print(" | ".join(icols))
     for r in during:

@@ -117,6 +117,7 @@ class EpochBar:
 def run_train(args: argparse.Namespace) -> int:
     """Train a model on a tagged corpus and save it."""
     from cwal.learners import default_learner, make, recommended
+    from cwal.learners.shards import fit_shards
 
     train = read_labeled(args.train, args.format, args.columns)
     dev = read_labeled(args.dev, args.format, args.columns) if args.dev else None
@@ -140,8 +141,7 @@ def run_train(args: argparse.Namespace) -> int:
     start = time.monotonic()
     bar = EpochBar(args.epochs, enabled=not args.quiet)
     if args.shards > 1:
-        model.fit(train, epochs=args.epochs, seed=args.seed, dev=dev, progress=bar,
-                  shards=args.shards, combine=args.combine)  # fmt: skip
+        fit_shards(model, train, args.epochs, args.seed, args.shards, args.combine, dev, bar)
     elif dev is not None and "patience" in inspect.signature(model.fit).parameters:
         model.fit(train, epochs=args.epochs, seed=args.seed, dev=dev, progress=bar,
                   patience=args.patience, **extra)  # fmt: skip

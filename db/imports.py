@@ -2,7 +2,8 @@
 
 An import is all or nothing, and it never locks annotators out: the file is read by the
 ``cwal.io`` readers and its sentences are written into a *staged* batch (``state="importing"``),
-``chunk_size`` sentences per short write transaction, so annotators' submits interleave. Staged
+short write transactions (time-boxed: about ``batch_ms`` of writing each, at most ``chunk_size``
+sentences), so annotators' submits interleave. Staged
 sentences are invisible to every query (``db.repository.state.in_project``); one small final
 transaction publishes every batch of the import at once. A ``CorpusError`` (with its line
 number), a cancelled progress callback or any other error removes the staged rows. A killed
@@ -18,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,7 @@ from cwal.io.bundle import expand_bytes
 from cwal.io.corpus import UNLABELED, resolve_format
 from cwal.io.source import Source
 from db.engine import read_transaction, write_transaction
+from db.import_pacing import BATCH_MS, FIRST_CHUNK, next_chunk, refresh_statistics
 from db.models import utcnow
 from db.repository.annotations import add_imported_annotations
 from db.repository.base import InvalidValueError, StoreError, require_user
@@ -221,6 +224,7 @@ def _stage_one(
     progress: ProgressCallback | None,
     chunk_size: int,
     resume: bool,
+    batch_ms: float,
 ) -> ImportResult:
     """Write one file's sentences into a staged batch, ``chunk_size`` sentences per short
     transaction (annotators' writes interleave); they stay invisible until published."""
@@ -234,17 +238,21 @@ def _stage_one(
     document = os.path.basename(item.name) or item.name
     n_sentences = n_tokens = 0
     chunk: list[Sentence] = []
+    limit = min(chunk_size, FIRST_CHUNK) if batch_ms else chunk_size
 
     def flush() -> None:
-        nonlocal n_sentences
+        nonlocal n_sentences, limit
         if not chunk:
             return
         stored = chunk
         if tags_as == "annotations":
             stored = [Sentence(s.tokens, None, s.columns, s.meta, s.line) for s in chunk]
+        start = time.perf_counter()
         with write_transaction(engine) as conn:
             ids = add_sentences(conn, project_id, batch_id, document, split, n_sentences, stored)
             finish_batch(conn, batch_id, n_sentences + len(chunk))
+        if batch_ms:
+            limit = next_chunk(len(chunk), time.perf_counter() - start, batch_ms, chunk_size)
         if tags_as == "annotations":
             pairs.extend((sid, list(s.tags)) for sid, s in zip(ids, chunk, strict=True))
         n_sentences += len(chunk)
@@ -262,7 +270,7 @@ def _stage_one(
             n_sentences += 1
             continue
         chunk.append(sent)
-        if len(chunk) >= chunk_size:
+        if len(chunk) >= limit:
             flush()
     flush()
     with write_transaction(engine) as conn:
@@ -287,6 +295,7 @@ def _run(
     progress: ProgressCallback | None = None,
     chunk_size: int = 500,
     resume: bool = True,
+    batch_ms: float = BATCH_MS,
 ) -> list[ImportResult]:
     check_split(split)
     if tags_as not in ("gold", "annotations"):
@@ -305,7 +314,8 @@ def _run(
         results = [
             _stage_one(engine, project_id, settings, item, staged, pairs, fmt=format,
                        columns=columns, encoding=encoding, split=split, tags_as=tags_as,
-                       progress=progress, chunk_size=chunk_size, resume=resume)
+                       progress=progress, chunk_size=chunk_size, resume=resume,
+                       batch_ms=batch_ms)
             for item in items
         ]  # fmt: skip
         with write_transaction(engine) as conn:  # the one short transaction that shows them all
@@ -316,6 +326,7 @@ def _run(
     except BaseException:
         _discard(engine, staged)
         raise
+    refresh_statistics(engine)
     return results
 
 
@@ -338,7 +349,8 @@ def import_file(
     (CoNLL roles; default the project's ``columns`` setting), ``encoding``, ``split`` (``pool``
     or ``eval``), ``tags_as`` (``gold``: the file's tags are gold tags; ``annotations``: they
     become submissions of ``annotator_id``), ``progress`` (called with an ``ImportProgress``
-    after every ``chunk_size`` sentences; raising from it cancels the import), ``resume``
+    after every written chunk; raising from it cancels the import), ``chunk_size`` and
+    ``batch_ms`` (the largest chunk, and the time box of its transaction), ``resume``
     (default True: an interrupted import of the same bytes is continued, not refused).
     Raises ``CorpusError`` (file, line, problem), ``DuplicateImportError`` or
     ``ImportRunningError``; in every case no sentence of the file becomes visible.

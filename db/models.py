@@ -93,6 +93,19 @@ class User(Base):
     role: Mapped[str] = mapped_column(String(16))
     password_hash: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class SignInFailure(Base):
+    """A failed sign-in: the name tried and the client address (throttling reads the recent ones)."""
+
+    __tablename__ = "sign_in_failures"
+    __table_args__ = (Index(None, "name", "at"), Index(None, "address", "at"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(NAME_MAX))
+    address: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class SignInSession(Base):
@@ -264,6 +277,25 @@ class Flag(Base):
     resolved_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     resolution: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class LabelChange(Base):
+    """One change of a project's entity types (append-only): who, when, what, the types before
+    and after, and ``mapping`` (old type -> new type, or None for dropped to O) by which every
+    stored label, gold tag and logged prediction was rewritten in the same transaction."""
+
+    __tablename__ = "label_changes"
+    __table_args__ = (Index(None, "project_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    action: Mapped[str] = mapped_column(String(16))
+    mapping: Mapped[dict] = mapped_column(JSONText())
+    before: Mapped[list] = mapped_column(JSONText())
+    after: Mapped[list] = mapped_column(JSONText())
+    rewritten: Mapped[int] = mapped_column(Integer)
 
 
 class Lease(Base):

@@ -36,9 +36,19 @@ class SqlStore:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._revision: dict[int, int] = {}  # labels_revision of the settings a session read
 
     def settings(self, project_id: int) -> dict[str, Any]:
-        return repo.get_project(self.engine, project_id).settings
+        """The project's settings; the store remembers their label revision, so the session
+        built from them uses and writes only checkpoints of that label configuration."""
+        settings = repo.get_project(self.engine, project_id).settings
+        self._revision[project_id] = int(settings.get("labels_revision", 0))
+        return settings
+
+    def labels_revision(self, project_id: int) -> int:
+        if project_id not in self._revision:
+            self.settings(project_id)
+        return self._revision[project_id]
 
     def log_after(self, project_id: int, after_id: int) -> list[LogRow]:
         return [_row(e) for e in repo.annotations_after(self.engine, project_id, after_id)]
@@ -63,7 +73,9 @@ class SqlStore:
     def checkpoints(self, project_id: int) -> list[CheckpointMeta]:
         return [
             CheckpointMeta(c.id, c.last_annotation_id or 0, dict(c.info))
-            for c in repo.list_checkpoints(self.engine, project_id)
+            for c in repo.list_checkpoints(
+                self.engine, project_id, self.labels_revision(project_id)
+            )
         ]
 
     def checkpoint_state(self, checkpoint_id: int) -> bytes:
@@ -74,6 +86,7 @@ class SqlStore:
     def save_checkpoint(
         self, project_id: int, state: bytes, last_annotation_id: int, info: dict[str, Any]
     ) -> int:
+        info = {**info, "labels_revision": self.labels_revision(project_id)}
         return repo.save_checkpoint(self.engine, project_id, state, last_annotation_id, info)
 
     def submit(

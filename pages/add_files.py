@@ -6,7 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from db import repository as repo
-from ui import actions, auth, forms, state
+from ui import auth, forms, state
+from ui.labels import label_settings
 from ui.safe import md
 
 lead, project = auth.require_project_lead()
@@ -29,7 +30,7 @@ for b in repo.incomplete_imports(state.engine(), project.id):
                "staged, none visible yet. If it stopped (no progress for a minute), add the same "
                "file again to resume it, or delete it.")  # fmt: skip
     if st.button(f"Delete unfinished import #{b.id}", key=f"discard_{b.id}"):
-        actions.discard_import(lead, project.id, b.id)
+        state.service().discard_import(lead, project.id, b.id)
         st.rerun()
 
 with st.form("add_file", clear_on_submit=True):
@@ -61,12 +62,6 @@ if add:
 st.subheader("Settings")
 with st.form("settings"):
     chosen = forms.settings_inputs(project.settings, with_scheme=False)
-    current_types = actions.entity_types(project.settings)
-    types = st.text_input(
-        "Entity types",
-        value=" ".join(current_types),
-        help="Types can be added; existing ones stay (labels use them).",
-    )
     interval = st.number_input(
         "Retrain fully every N annotations",
         min_value=1,
@@ -74,12 +69,13 @@ with st.form("settings"):
     )
     saved = st.form_submit_button("Save settings")
 if saved:
-    wanted = current_types + [t for t in forms.split_words(types) if t not in current_types]
-    if wanted:
-        chosen["tagset"] = actions.tagset(wanted, project.settings["scheme"] or "IOB2")
     try:
-        actions.update_settings(lead, project.id, chosen | {"consolidation_interval": interval})
+        state.service().update_settings(
+            lead, project.id, chosen | {"consolidation_interval": interval}
+        )
     except repo.StoreError as exc:
         st.error(md(exc))
     else:
         st.success("Settings saved.")
+
+label_settings(lead, project)

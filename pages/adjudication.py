@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from db import repository as repo
-from ui import actions, auth, state, team
+from ui import auth, state, team
 from ui.safe import md
 
 user, project = team.open_team_page(
@@ -58,7 +58,7 @@ sources = [v.id for v in item.versions]
 
 def decide(tags: list[str], method: str) -> None:
     try:
-        actions.adjudicate(user, project.id, sid, tags, sources, method)
+        state.service().adjudicate(user, project.id, sid, tags, sources, method)
     except (repo.StoreError, auth.Forbidden) as exc:
         st.error(md(exc))
     else:

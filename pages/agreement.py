@@ -31,8 +31,9 @@ cols = st.columns(len(MEASURES))
 for col, (_, row) in zip(cols, overall.iterrows(), strict=False):
     col.metric(
         row.measure,
-        "–" if row.value != row.value else f"{row.value:.3f}",
-        help=f"95% interval {row.low:.3f}–{row.high:.3f}; {row['items']:,} sentences, "
+        team.agreement_value(row.value, f1 := "F1" in row.measure),
+        help=f"95% interval {team.agreement_value(row.low, f1)}–"
+        f"{team.agreement_value(row.high, f1)}; {row['items']:,} sentences, "
         f"{row.units:,} units",
         delta=None,
     )

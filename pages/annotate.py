@@ -20,7 +20,6 @@ if project is None:
 st.title("Annotate")
 st.caption(md(project.name))
 project_id, editor_key = project.id, f"cw_editor_{project.id}"
-POLLING_KEY = "cw_model_polling"
 
 
 def annotator() -> Annotator:
@@ -43,15 +42,19 @@ def on_action() -> None:
     annotator().handle((st.session_state.get(editor_key) or {}).get("action"))
 
 
-@st.fragment(run_every=None if prepare.ready() else 2.0)
+@st.fragment(run_every=2.0)
+def model_poll() -> None:
+    """While the model is being prepared: a light check every 2 s (apart from the editor, so
+    that an answer never waits behind a poll), and the whole page once it is ready."""
+    if prepare.ready():
+        st.rerun()
+
+
+@st.fragment
 def workbench() -> None:
-    """The editor and the counters; an action re-runs only this part of the page (and, while
-    the model is being prepared, a poll every 2 s, until it is ready: then the whole page)."""
+    """The editor and the counters; an action re-runs only this part of the page."""
     auth.require_user()  # a fragment re-run skips the page's own check
-    if prepare.ready() and st.session_state.pop(POLLING_KEY, False):
-        st.rerun()  # the whole page: without the poll and the notice
     if not prepare.ready():
-        st.session_state[POLLING_KEY] = True
         st.info(
             "Preparing the model (the first start after an install takes a minute or two). "
             "Label away: every answer is saved at once; suggestions and pre-filled labels "
@@ -85,3 +88,5 @@ def workbench() -> None:
 
 
 workbench()
+if not prepare.ready():
+    model_poll()

@@ -3,16 +3,14 @@ background, follow it live, and pick the query strategy from F1-vs-words curves.
 
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from cwal.simulate import DEFAULT_SEEDS, MODES, band, recommend, strategies_for, summarize
 from cwal.simulate.intervals import display_costs, word_costs
 from cwal.simulate.summary import X_AXES, display_table
-from db import database_url
 from db import simulations as sims
-from ui import actions, auth, forms, state
+from ui import auth, charts, forms, state
 from ui.safe import md
 
 MODE_NAMES = {"online": "learns online", "retrain": "retrains at each evaluation"}
@@ -26,16 +24,6 @@ st.caption(f"{md(project.name)} · current strategy: {md(project.settings['strat
 engine = state.engine()
 n_pool, n_eval = sims.gold_counts(engine, project.id)
 found = sims.experiments(engine, project.id)
-
-
-@auth.lead_only
-def start(actor, key: str | None, name: str = "", **settings) -> str:
-    """Launch a new comparison (``key`` None) or resume one, in a background process."""
-    if key is None:
-        config = sims.project_config(project.settings, **settings)
-        key = sims.start(database_url(), name, config, sims.project_ref(project.id), project.id)
-    sims.launch(database_url(), key)
-    return key
 
 
 if (n_pool < 60 or n_eval < 1) and not found:
@@ -63,7 +51,9 @@ with st.expander("New comparison", expanded=not found):
     elif go:
         settings = {"strategies": tuple(chosen), "seeds": tuple(range(int(seeds))),
                     "budget": int(budget), "mode": mode}  # fmt: skip
-        st.session_state["cw_compare"] = start(lead, None, name, **settings)
+        st.session_state["cw_compare"] = state.service().start_comparison(
+            lead, project.id, None, name, **settings
+        )
         st.rerun()
 
 if not found:
@@ -77,16 +67,6 @@ st.session_state["cw_compare"] = key
 running = sims.is_running(key)
 
 
-def chart(curves: pd.DataFrame, axis: str) -> alt.LayerChart:
-    """Mean F1 over seeds (line) and the lowest-to-highest seed (band) per strategy."""
-    base = alt.Chart(band(curves, x=axis)).encode(
-        x=alt.X("x:Q", title=X_AXES[axis]), color=alt.Color("strategy:N", title="strategy")
-    )
-    y = alt.Y("lo:Q", title="F1", scale=alt.Scale(zero=False))
-    area = base.mark_area(opacity=0.2).encode(y=y, y2="hi:Q")
-    return area + base.mark_line().encode(y="f1:Q", tooltip=["strategy", "x", "f1"])
-
-
 @st.fragment(run_every=2.0 if running else None)
 def live() -> None:
     auth.require_project_lead()  # a fragment re-run skips the page's own check
@@ -97,14 +77,14 @@ def live() -> None:
         if running and not alive:
             st.rerun(scope="app")
         if not alive and st.button("Resume"):
-            start(lead, key)
+            state.service().start_comparison(lead, project.id, key)
             st.rerun(scope="app")
     curves = sims.experiment_curves(engine, exp)
     table = summarize(curves)
     if table.empty:
         return
     axis = st.radio("x axis", list(X_AXES), format_func=X_AXES.get, horizontal=True)
-    st.altair_chart(chart(curves, axis).interactive(), width="stretch")
+    charts.show(charts.strategy_curves(band(curves, x=axis), X_AXES[axis]), curves, "comparison")
     full = table["full_f1"].mean()
     ref = f"; the learner trained on the whole pool: F1 {100 * full:.1f}" if pd.notna(full) else ""
     st.caption(f"Lines: mean over seeds, bands: seed range; {MODE_NAMES[exp.config.mode]}{ref}.")
@@ -123,7 +103,7 @@ def live() -> None:
     if pick not in servable:
         st.caption(f"Annotation serves only {md(', '.join(forms.strategy_names()))}.")
     if st.button("Use for this project"):
-        actions.update_settings(lead, project.id, {"strategy": use})
+        state.service().update_settings(lead, project.id, {"strategy": use})
         st.success(f"The project now uses {md(use)}.")
 
 

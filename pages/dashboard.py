@@ -8,7 +8,7 @@ import streamlit as st
 from cwal import reports
 from db import repository as repo
 from db.repository import analysis, learning_curve, stopping
-from ui import charts, state
+from ui import charts, state, tables
 from ui.lead_page import open_lead_page, refresh_note
 
 user, project = open_lead_page("Dashboard")
@@ -86,8 +86,12 @@ with left:
     per_day = reports.throughput(logs.annotations)
     charts.show(charts.throughput(per_day), per_day, "throughput")
 with right:
-    charts.show(charts.pace(pace), pace, "time per sentence")
-st.dataframe(pace, hide_index=True)
+    timed = pace[pace["median_seconds"].notna()]
+    if timed.empty:
+        st.caption("Time per sentence: no label has a time yet (imported labels have none).")
+    else:
+        charts.show(charts.pace(timed), timed, "time per sentence")
+tables.show(pace)
 
 st.subheader("Label distribution")
 charts.show(charts.labels(logs.labels_given), logs.labels_given, "label distribution")

@@ -7,7 +7,7 @@ import streamlit as st
 
 from cwal import reports
 from db.repository import analysis
-from ui import charts, state
+from ui import charts, state, tables
 from ui.lead_page import open_lead_page, refresh_note
 
 OPEN_KEY = "cw_review_open"  # the sentence the review page opens in the editor
@@ -29,7 +29,7 @@ table, summary = reports.reliability(tokens)
 if summary.empty:
     st.info("No served prediction has been labeled yet.")
 else:
-    st.dataframe(summary, hide_index=True)
+    tables.show(summary)
     methods = summary.to_dict("records")
     for col, row in zip(st.columns(len(methods)), methods, strict=True):
         with col:
@@ -65,13 +65,12 @@ else:
 
 st.subheader("Least sure tokens in the pool")
 least = reports.least_sure(view.pool, 50, view.tokens)
-picked = st.dataframe(
+picked = tables.show(
     least,
-    hide_index=True,
+    {"confidence": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="percent")},
     on_select="rerun",
     selection_mode="single-row",
     key="cw_least_sure",
-    column_config={"confidence": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0)},
 )
 st.download_button("Table (CSV)", least.to_csv(index=False).encode("utf-8"), "least-sure.csv")
 rows = picked.selection.rows if picked is not None else []

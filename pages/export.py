@@ -9,7 +9,7 @@ import streamlit as st
 
 from cwal.io.corpus import FORMAT_NAMES, WRITE_FORMATS
 from db import repository as repo
-from ui import actions, auth, state
+from ui import auth, state
 from ui.safe import md
 
 EXTENSION = {"conll": ".conll", "jsonl": ".jsonl", "text": ".txt", "prodigy": ".jsonl",
@@ -30,7 +30,7 @@ st.caption(md(project.name))
 counts = repo.project_counts(state.engine(), project.id)
 st.write(f"{counts.labeled:,} of {counts.pool:,} pool sentences are labeled.")
 
-names = {m.user_id: m.name for m in actions.list_members(lead, project.id)}
+names = {m.user_id: m.name for m in state.service().list_members(lead, project.id)}
 names |= {a.user_id: a.name for a in repo.annotator_stats(state.engine(), project.id)}
 top = st.columns(2)
 fmt = top[0].selectbox("Format", WRITE_FORMATS, format_func=lambda f: FORMAT_NAMES.get(f, f))
@@ -70,7 +70,7 @@ filters = {
 
 def build() -> bytes:
     """The file, built when the button is pressed (the role is checked again then)."""
-    return actions.export_file(lead, project.id, fmt, what=what, **filters)
+    return state.service().export_file(lead, project.id, fmt, what=what, **filters)
 
 
 stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M")
@@ -86,12 +86,12 @@ st.download_button(
 
 if lead.role == repo.ADMIN_ROLE:  # the whole database: administrators only
     st.subheader("Backup")
-    hint = actions.backup_hint()
+    hint = state.service().backup_hint()
     if hint is None:
         st.caption(
             "The whole database (every project, user and label), copied while annotators work."
         )
-        st.download_button("Export backup", data=lambda: actions.backup_database(lead),
+        st.download_button("Export backup", data=lambda: state.service().backup_database(lead),
                            file_name=f"cwal-{stamp}.sqlite3", mime="application/vnd.sqlite3",
                            on_click="ignore")  # fmt: skip
     else:

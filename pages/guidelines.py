@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from db import repository as repo
-from ui import actions, auth, state, team
+from ui import auth, state, team
 from ui.safe import md
 
 user, project = team.open_team_page(
@@ -36,7 +36,7 @@ with st.form("guidelines"):
     save = st.form_submit_button("Save as a new version", type="primary")
 if save:
     try:
-        number = actions.save_guidelines(user, project.id, text)
+        number = state.service().save_guidelines(user, project.id, text)
     except repo.StoreError as exc:
         st.error(md(exc))
     else:
@@ -66,5 +66,5 @@ if open_ids:
         note = st.text_input("Resolution", max_chars=2000)
         done = st.form_submit_button("Resolve")
     if done:
-        actions.resolve_flag(user, project.id, which, note)
+        state.service().resolve_flag(user, project.id, which, note)
         st.rerun()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db import repository as repo
-from ui import actions, auth
+from ui import auth, state
 from ui.safe import md
 
 st.title("cwal")
@@ -15,12 +15,19 @@ if auth.needs_setup():
     st.subheader("Welcome: create the first lead account")
     st.write(
         "This database has no users yet. The account you create now is a **lead**: it can add "
-        "annotators, create projects, and export. You can sign in with it afterwards."
+        "annotators, create projects, and export. You can sign in with it afterwards. "
+        "To prove you started this server, give the **setup token** it printed on its console."
     )
     with st.form("setup"):
         name = st.text_input("User name", max_chars=200)
         password = st.text_input("Password", type="password")
         again = st.text_input("Password again", type="password")
+        token = st.text_input(
+            "Setup token",
+            type="password",
+            help="Printed on the console where the server was started (and kept in the file "
+            "setup-token in CWAL_HOME, or the CWAL_SETUP_TOKEN variable when set).",
+        )
         demo = st.checkbox(
             "Also create the demo project (420 invented news sentences, 4 entity types)",
             value=True,
@@ -29,14 +36,12 @@ if auth.needs_setup():
     if created:
         if password != again:
             st.error("The two passwords differ.")
-        elif len(password) < 8:
-            st.error("Choose a password of at least 8 characters.")
         else:
             try:
-                user = auth.create_first_lead(name, password)
+                user = auth.create_first_lead(name, password, token)
                 if demo:
                     with st.spinner("Creating the demo project…"):
-                        actions.create_demo_project(user)
+                        state.service().create_demo_project(user)
             except (repo.StoreError, auth.Forbidden) as exc:
                 st.error(md(exc))
             else:
@@ -47,7 +52,12 @@ else:
         password = st.text_input("Password", type="password")
         submitted = st.form_submit_button("Sign in", type="primary")
     if submitted:
-        if auth.sign_in(name, password) is None:
-            st.error("Unknown user name or wrong password.")
+        try:
+            signed_in = auth.sign_in(name, password)
+        except auth.Throttled as exc:
+            st.error(str(exc))  # our own sentence, no user text in it
         else:
-            st.rerun()
+            if signed_in is None:
+                st.error("Unknown user name or wrong password (or a disabled account).")
+            else:
+                st.rerun()

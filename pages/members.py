@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from db import repository as repo
-from ui import actions, state, team
+from ui import state, team
 from ui.safe import md
 
 ROLE_HELP = {
@@ -21,7 +21,7 @@ ROLE_HELP = {
 
 lead, project = team.open_team_page("Members", "lead", refusal="This page is for leads only.")
 
-members = actions.list_members(lead, project.id)
+members = state.service().list_members(lead, project.id)
 if members:
     st.dataframe(
         pd.DataFrame(
@@ -34,7 +34,7 @@ else:
     st.info("Nobody is a member of this project yet.")
 st.caption(" · ".join(ROLE_HELP.values()))
 
-names = dict(actions.accounts(lead, project.id))
+names = dict(state.service().accounts(lead, project.id))
 st.subheader("Add a member or change a role")
 with st.form("set_member"):
     who = st.selectbox("Account", list(names), format_func=names.__getitem__)
@@ -42,7 +42,7 @@ with st.form("set_member"):
     save = st.form_submit_button("Save", type="primary")
 if save and who is not None:
     try:
-        actions.set_member(lead, project.id, who, role)
+        state.service().set_member(lead, project.id, who, role)
     except repo.StoreError as exc:
         st.error(md(exc))
     else:
@@ -60,7 +60,7 @@ with st.form("overlap"):
     )
     keep = st.form_submit_button("Save overlap")
 if keep:
-    actions.set_overlap(lead, project.id, new_share / 100, int(new_k))
+    state.service().set_overlap(lead, project.id, new_share / 100, int(new_k))
     st.success(f"Overlap: {new_share}% of the pool, {int(new_k)} annotators each.")
 
 if members:
@@ -71,7 +71,7 @@ if members:
         remove = st.form_submit_button("Remove from the project")
     if remove and gone is not None:
         try:
-            actions.remove_member(lead, project.id, gone)
+            state.service().remove_member(lead, project.id, gone)
         except repo.StoreError as exc:
             st.error(md(exc))
         else:

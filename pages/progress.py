@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db import repository as repo
-from ui import auth, state
+from ui import auth, charts, state
 from ui.safe import md
 
 user = auth.require_user()
@@ -42,7 +42,7 @@ per_day = (
     .agg(sentences=("id", "size"), median_seconds=("seconds", "median"))
 )
 st.subheader("Sentences per day")
-st.bar_chart(per_day, y="sentences")
+charts.draw(charts.per_day(per_day.reset_index()))
 st.dataframe(
     per_day.sort_index(ascending=False),
     column_config={

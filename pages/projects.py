@@ -7,7 +7,8 @@ import streamlit as st
 
 from cwal.errors import CorpusError
 from db import repository as repo
-from ui import actions, auth, forms, state
+from db import service
+from ui import auth, forms, state
 from ui.safe import md
 
 lead = auth.require_lead()
@@ -15,14 +16,14 @@ engine = state.engine()
 st.title("Projects")
 
 projects = state.projects()
-if repo.find_project(engine, actions.DEMO_NAME) is None:
+if repo.find_project(engine, service.DEMO_NAME) is None:
     st.info(
         "Try cwal on the built-in demo: 320 invented news sentences to label (PER, ORG, LOC, "
         "MISC) and 100 gold sentences that let the model's charts show progress."
     )
     if st.button("Create the demo project", type="primary"):
         with st.spinner("Creating the demo project…"):
-            state.choose_project(actions.create_demo_project(lead))
+            state.choose_project(state.service().create_demo_project(lead))
         st.rerun()
 
 if projects:
@@ -63,7 +64,7 @@ if create:
     fmt = forms.FORMATS[fmt_label]
     column_roles = forms.split_words(roles) or None
     chosen_types = forms.split_words(types)
-    tagset = actions.tagset(chosen_types, settings["scheme"]) if chosen_types else None
+    tagset = service.tagset(chosen_types, settings["scheme"]) if chosen_types else None
     if not name.strip() or upload is None:
         st.error("A project needs a name and a file.")
         st.stop()
@@ -83,11 +84,11 @@ if create:
         st.error("No entity types: name them, or upload a file with tags.")
         st.stop()
     settings |= {
-        "tagset": actions.tagset(chosen_types, settings["scheme"]),
+        "tagset": service.tagset(chosen_types, settings["scheme"]),
         "columns": column_roles,
     }
     try:
-        project_id = actions.create_project(lead, name, settings)
+        project_id = state.service().create_project(lead, name, settings)
     except repo.StoreError as exc:
         st.error(md(exc))
         st.stop()

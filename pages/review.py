@@ -10,8 +10,8 @@ import streamlit as st
 from cwal import reports
 from db import repository as repo
 from db.repository import analysis
-from ui import auth, state
-from ui.actions import entity_types
+from db.service import entity_types
+from ui import auth, state, tables
 from ui.editor import payload, sentence, spans_to_tags, token_editor
 from ui.lead_page import open_lead_page
 
@@ -55,22 +55,15 @@ def on_pick() -> None:
         st.session_state[OPEN_KEY] = memo["shown"][rows[0]]
 
 
-st.dataframe(
+tables.show(
     ranking,
-    hide_index=True,
+    {"p_given": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="percent")},
     on_select=on_pick,
     selection_mode="single-row",
     key="cw_review_table",
-    column_config={"p_given": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0)},
 )
 memo["shown"] = ranking["sentence_id"].astype(int).tolist()
 st.download_button("Table (CSV)", ranking.to_csv(index=False).encode("utf-8"), "review.csv")
-
-
-@auth.lead_only
-def save_fix(actor: repo.UserInfo, sentence_id: int, tags: list[str], seconds: float | None) -> int:
-    """Store the lead's corrected labels (superseding the current annotation)."""
-    return repo.submit_annotation(engine, sentence_id, actor.id, tags, seconds=seconds)
 
 
 opened = analysis.open_sentence(engine, project.id, view, st.session_state.get(OPEN_KEY))
@@ -98,7 +91,9 @@ def on_action() -> None:
     try:
         n = len(repo.get_sentence(engine, sid).tokens)
         new = spans_to_tags(action.get("spans"), n, scheme, types)
-        save_fix(user, sid, new, float(secs) if ok and 0 <= secs <= 6 * 3600 else None)
+        state.service().save_fix(
+            user, project.id, sid, new, float(secs) if ok and 0 <= secs <= 6 * 3600 else None
+        )
         memo["message"] = f"Saved sentence #{sid}."
     except (ValueError, repo.StoreError, auth.Forbidden) as exc:
         memo["message"] = f"Not saved: {exc}"
@@ -109,5 +104,7 @@ status = "labeled" if opened.labeled else "unlabeled"
 least = min(range(len(conf)), key=conf.__getitem__) if conf else None
 shown = sentence(sid=sid, tokens=opened.tokens, tags=opened.tags, scheme=scheme, confidence=conf,
                  least=least, info=f"Sentence #{sid} · {status} · shading: model confidence")  # fmt: skip
-data = payload(shown, types=types, rev=memo["rev"], message=memo["message"])
+data = payload(
+    shown, types=types, rev=memo["rev"], message=memo["message"], settings=project.settings
+)
 token_editor(data, key=editor_key, on_action=on_action)

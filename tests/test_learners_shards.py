@@ -120,7 +120,7 @@ def test_learners_without_covariance_average_and_mismatches_raise() -> None:
     with pytest.raises(ValueError, match="one index"):
         combine([a, make("perceptron").fit(toy_corpus(5, 6), epochs=1)])
     with pytest.raises(ValueError):
-        make("cw").fit(toy_corpus(5, 6), shards=0)
+        fit_shards(make("cw"), toy_corpus(5, 6), shards=0)
 
 
 @pytest.mark.parametrize("min_count", [1, 2])
@@ -158,8 +158,8 @@ def test_shards_of_a_separable_problem_predict_it(name: str, rule: str) -> None:
     train, test = toy_corpus(80, 0), toy_corpus(30, 1)
     seen = []
     model = make(name, encoding="bioes", min_count=2)
-    out = model.fit(train, epochs=4, seed=0, shards=2, combine=rule, dev=test,
-                    progress=lambda *a: seen.append(a))  # fmt: skip
+    out = fit_shards(model, train, epochs=4, seed=0, shards=2, rule=rule, dev=test,
+                     progress=lambda *a: seen.append(a))  # fmt: skip
     assert out is model and token_accuracy(model, test) == 1.0
     assert model.features_.frozen and model.count_ == 4 * len(train)
     assert [(e, n) for e, n, _ in seen] == [(1, 4), (2, 4), (3, 4), (4, 4)]
@@ -170,15 +170,14 @@ def test_shards_of_a_separable_problem_predict_it(name: str, rule: str) -> None:
 
 def test_sharded_fit_is_seeded_and_one_shard_is_a_plain_fit() -> None:
     data = toy_corpus(60, 8)
-    a, b, c = (make("cw").fit(data, epochs=2, seed=s, shards=2) for s in (3, 3, 4))
+    a, b, c = (fit_shards(make("cw"), data, epochs=2, seed=s, shards=2) for s in (3, 3, 4))
     np.testing.assert_array_equal(a.W_, b.W_)
     np.testing.assert_array_equal(a.SW_, b.SW_)
     np.testing.assert_array_equal(a.averaged()[0], b.averaged()[0])
     assert a.features_.strings == b.features_.strings
     assert not np.array_equal(a.averaged()[1], c.averaged()[1])  # another split
     plain = make("cw").fit(data, epochs=2, seed=3)
-    for one in (make("cw").fit(data, epochs=2, seed=3, shards=1),
-                fit_shards(make("cw"), data, 2, 3, shards=1)):  # fmt: skip
+    for one in (fit_shards(make("cw"), data, 2, 3, shards=1),):
         for key in ("W_", "A_", "SW_", "SA_", "UW_", "UA_"):
             np.testing.assert_array_equal(getattr(one, key), getattr(plain, key))
 

@@ -13,7 +13,7 @@ def demo_store(tmp_path: Path):
     from db import open_database
     from db import repository as repo
     from db.repository import analysis
-    from ui.actions import install_demo
+    from db.service import install_demo
 
     engine = open_database(f"sqlite:///{tmp_path / 'r.sqlite3'}")
     project = install_demo(engine)

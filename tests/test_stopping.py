@@ -79,4 +79,5 @@ def test_stop_table_gives_words_and_f1_at_the_signal() -> None:
     assert r["f1_gap"] == pytest.approx(0.08)
     # 99% of 0.9 = 0.891: crossed between 5,000 (0.82) and 6,000 (0.90) words in both seeds
     assert r["reached"] == 2 and r["words_to_99"] == pytest.approx(5000 + 1000 * 0.071 / 0.08)
-    assert "epw" in format_stops(table)
+    assert r["last_kappa"] == pytest.approx(0.75)  # seeds' last checks: 1.0 and 0.5
+    assert "epw" in format_stops(table) and "0.7500" in format_stops(table)

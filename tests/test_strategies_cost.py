@@ -3,6 +3,8 @@ diversity wrapper against hand-built duplicates and neighbours."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,6 +15,7 @@ from cwal.io.sentence import Sentence
 from cwal.learners import make
 from cwal.simulate import SimConfig
 from cwal.strategies import Diverse, is_strategy, make_strategy
+from cwal.strategies.cost import similarity_density
 from cwal.strategies.diversity import diversify, feature_vectors
 from tests.test_strategies import corpus
 
@@ -129,3 +132,32 @@ def test_names_and_config_accept_the_diverse_form():
         make_strategy("random+diverse", threshold=0)
     with pytest.raises(ValueError, match="unknown strategies"):
         SimConfig(strategies=("nothing+diverse",))
+
+
+def test_density_is_the_mean_cosine_to_the_other_candidates(model, pool_conf):
+    pool, per = pool_conf
+    pool = [*pool, pool[0], pool[0]]  # two more copies of the first: it is the densest
+    dense = feature_vectors(model, pool).toarray()
+    cos = dense @ dense.T
+    want = [(cos[i].sum() - cos[i, i]) / (len(pool) - 1) for i in range(len(pool))]
+    got = similarity_density(model, pool)
+    assert np.allclose(got, want) and np.argmax(got) in (0, len(pool) - 2, len(pool) - 1)
+    base = make_strategy("errors-per-word", k=K, s=S).score(model, pool, 9)
+    for strategy in (make_strategy("dense-errors-per-word", k=K, s=S),
+                     make_strategy("errors-per-word", k=K, s=S, density=2.0)):  # fmt: skip
+        assert np.allclose(strategy.score(model, pool, 9), base * got**strategy.density)
+    with pytest.raises(ValueError, match="density"):
+        make_strategy("errors-per-word", density=-1)
+
+
+def test_kd_takes_another_token_key_by_name(model, pool_conf):
+    """``rank`` swaps KD's token key (bench/active_learning.py --rank): the vote share here."""
+    pool, _ = pool_conf
+    conf = snapshot_estimate(model, pool, 9)
+    want = [conf.rank_key()[a:b].min() for a, b in itertools.pairwise(conf.sent_offsets)]
+    got = make_strategy("kd-pc", k=K, s=S, rank="votes").score(model, pool, 9)
+    assert np.allclose(got, want)
+    analytic = make_strategy("kd-pc", k=K, s=S).score(model, pool, 9)
+    assert not np.allclose(analytic, got)  # the default key is another one
+    with pytest.raises(ValueError, match="unknown rank"):
+        make_strategy("kd-fixed", rank="loudest")

@@ -1,7 +1,7 @@
 """The annotate page's controller: the sentences on screen, and what the editor's actions do.
 
-It talks only to the live service (``next`` / ``submit`` / ``skip`` / ``undo``) and, for the
-counters and the undo pre-fill, to the repository. ``AHEAD`` sentences are leased at a time: the
+It talks only to the live service (``next`` / ``submit`` / ``skip`` / ``undo``) and, for
+membership, the counters and the undo pre-fill, to ``db.service``. ``AHEAD`` sentences are leased at a time: the
 one on screen and the next ones, which the editor already holds, so that Enter shows the next
 sentence at once while the answer is being saved (even when the server is one answer behind). The user id always comes from the signed-in session, never
 from the browser's message; a message about a sentence that is not the current one (a double
@@ -13,14 +13,16 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import MutableMapping
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from cwal.live.prefill import prefill_tags as confident_prefill
 from db import repository as repo
+from db.models import utcnow
+from db.service import entity_types
 from ui import editor, state
-from ui.actions import entity_types
 
 LOG = logging.getLogger(__name__)
 MAX_SECONDS = 6 * 3600.0
@@ -49,12 +51,46 @@ class Annotator:
         self.user_id = user.id
         self.project_id = project.id
         self.scheme = project.settings.get("scheme") or "IOB2"
+        self.settings = project.settings
         self.types = entity_types(project.settings)
         # checked again at every action: a member taken off the project stops at once
-        self.member = repo.project_role(state.engine(), project.id, user.id) is not None
+        self.member = state.service().is_member(user.id, project.id)
         self.s = store.setdefault(
             f"cw_annotate_{project.id}_{user.id}", {"queue": [], "rev": 0, "message": ""}
         )
+        self.renamed_since = self._follow_label_changes()
+
+    def _follow_label_changes(self) -> datetime | None:
+        """After a lead renamed, merged or deleted types, the sentences on screen and queued show
+        their labels under the new names; returns the time the old names were last shown."""
+        revision = self.settings.get("labels_revision", 0)
+        shown, since = self.s.get("labels_revision"), self.s.get("labels_at")
+        self.s["labels_revision"], self.s["labels_at"] = revision, utcnow()
+        if shown is None or shown == revision or since is None:
+            return None
+        mappings = state.service().label_changes_since(self.project_id, since)
+        for view in self.s["queue"]:
+            if view.get("tags"):
+                view["tags"] = repo.carry_over(view["tags"], mappings, self.scheme)
+        return since
+
+    def _carry_spans(self, spans: Any) -> Any:
+        """Spans the editor sent in a type's old name, under its new one (dropped to O if the
+        type was deleted), when a lead changed the types since the editor was drawn."""
+        if self.renamed_since is None or not isinstance(spans, list):
+            return spans
+        mappings = state.service().label_changes_since(self.project_id, self.renamed_since)
+        out = []
+        for span in spans:
+            if isinstance(span, list) and len(span) == 3 and span[0] not in self.types:
+                name: str | None = span[0]
+                for mapping in mappings:
+                    name = mapping.get(name, name) if name is not None else None
+                if name is None:
+                    continue
+                span = [name, span[1], span[2]]
+            out.append(span)
+        return out
 
     def _view(self, suggestion: Any, prefill: list[str] | None = None) -> dict[str, Any]:
         """``prefill``: the user's own undone labels (shown as theirs); otherwise the model's
@@ -124,6 +160,7 @@ class Annotator:
             views[0] if views else None,
             views[1:],
             types=self.types,
+            settings=self.settings,
             rev=self.s["rev"],
             message=self.s["message"],
             empty="Nothing left to annotate in this project: every sentence is labeled, "
@@ -150,9 +187,8 @@ class Annotator:
             if cur is None or action.get("sid") != cur["sid"]:
                 return  # a second Enter on a sentence already answered
             if kind == "submit":
-                tags = editor.spans_to_tags(
-                    action.get("spans"), len(cur["tokens"]), self.scheme, self.types
-                )
+                spans = self._carry_spans(action.get("spans"))
+                tags = editor.spans_to_tags(spans, len(cur["tokens"]), self.scheme, self.types)
                 self.service.submit(cur["sid"], tags, self.user_id, _seconds(action.get("seconds")))
                 self.s["message"] = f"Saved sentence #{cur['sid']}."
             elif kind == "skip":
@@ -183,21 +219,10 @@ class Annotator:
         if sentence_id is None:
             self.s["message"] = "Nothing to undo."
             return
-        self.s["prefill"] = (sentence_id, self._undone_tags(sentence_id))
+        self.s["prefill"] = (sentence_id, state.service().undone_tags(self.user_id, sentence_id))
         self.s["queue"] = []  # the store released the other leases
         self.s["message"] = f"Undid your last answer (sentence #{sentence_id}): fix it and submit."
 
-    def _undone_tags(self, sentence_id: int) -> list[str] | None:
-        history = repo.annotation_history(state.engine(), sentence_id)
-        undo = next((e for e in reversed(history) if e.status == "undone"), None)
-        if undo is None:
-            return None
-        undone = next((e for e in history if e.id == undo.supersedes_id), None)
-        return undone.tags if undone is not None and undone.user_id == self.user_id else None
-
     def counters(self) -> repo.AnnotatorStats | None:
         """This user's work in the project (today, total, pace), fresh from the store."""
-        for row in repo.annotator_stats(state.engine(), self.project_id):
-            if row.user_id == self.user_id:
-                return row
-        return None
+        return state.service().counters(self.user_id, self.project_id)

@@ -8,55 +8,48 @@ access at once, and a revoked session (sign-out, password change) signs the brow
 
 from __future__ import annotations
 
-import functools
-import time
-from collections.abc import Callable
-from typing import ParamSpec, TypeVar
-
 import streamlit as st
 
 from db import repository as repo
+from db import service
 from ui import cookie, state
 
 USER_KEY = state.USER_KEY
 TOKEN_KEY = "cw_session_token"  # the sign-in session's token (``db.repository.sessions``)
-FAILURES_KEY = "cw_login_failures"
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
-class Forbidden(PermissionError):
-    """The signed-in user's role does not allow this action."""
+Forbidden = service.Forbidden  # what a refused action raises (``db.service.guard``)
+Throttled = service.Throttled  # too many failed sign-ins (``db.service.accounts``)
 
 
 def current_user() -> repo.UserInfo | None:
     """The signed-in user, fresh from the store (None when signed out, deleted, or when the
     sign-in session was revoked or expired). A browser session without a user is signed in
     from the sign-in cookie it brought (a refresh, a direct URL, a new tab)."""
+    accounts = state.service()
     user_id = st.session_state.get(USER_KEY)
     token = st.session_state.get(TOKEN_KEY)
     if user_id is None:
         token = cookie.read()
-        user = repo.session_user(state.engine(), token)
+        user = accounts.resume(token)
         if user is not None:
             st.session_state[USER_KEY], st.session_state[TOKEN_KEY] = user.id, token
         return user
     if token is not None:  # signed in through the form or the cookie: the session must live
-        user = repo.session_user(state.engine(), token)
+        user = accounts.resume(token)
         if user is None or user.id != user_id:
             _forget()
             return None
         return user
-    try:
-        return repo.get_user(state.engine(), user_id)
-    except repo.NotFoundError:
+    user = accounts.user(user_id)
+    if user is None:
         st.session_state.pop(USER_KEY, None)
-        return None
+    return user
 
 
-def _remember(user_id: int) -> None:
-    """Sign ``user_id`` in: a new sign-in session, kept by this browser session and the cookie."""
-    st.session_state[TOKEN_KEY] = repo.create_session(state.engine(), user_id)
+def _remember(user_id: int, token: str) -> None:
+    """Keep a signed-in user in this browser session (and, through the cookie, the browser)."""
+    st.session_state[TOKEN_KEY] = token
     st.session_state[USER_KEY] = user_id
 
 
@@ -66,52 +59,49 @@ def _forget() -> None:
 
 
 def keep_cookie() -> None:
-    """Mount the sign-in cookie's writer (``ui.cookie``): the current token, or none."""
-    token = st.session_state.get(TOKEN_KEY)
-    if token is not None or cookie.read() is not None:
-        cookie.write(token, int(repo.SESSION_DAYS * 86400))
+    """Mount the sign-in cookie's writer (``ui.cookie``): the current token, or none. It is
+    mounted signed out too, so that its code is loaded before the sign-in: the cookie is then
+    written as the signed-in page arrives, not a second later (a refresh in between signed out)."""
+    cookie.write(st.session_state.get(TOKEN_KEY), int(repo.SESSION_DAYS * 86400))
 
 
 def needs_setup() -> bool:
     """True on a fresh database: no user exists yet, so the first start creates a lead."""
-    return not repo.list_users(state.engine())
+    return state.service().needs_setup()
+
+
+def client_address() -> str:
+    """The browser's address as the server sees it (``unknown`` when Streamlit cannot tell)."""
+    try:
+        return str(st.context.ip_address or "unknown")
+    except Exception:  # noqa: BLE001 - outside a script run (tests) there is no context
+        return "unknown"
 
 
 def sign_in(name: str, password: str) -> repo.UserInfo | None:
     """Check the credentials and remember the user in this browser session; None on failure.
-
-    Repeated failures in one session are slowed down (one extra second per failure after 3).
-    """
-    failures = st.session_state.get(FAILURES_KEY, 0)
-    if failures >= 3:
-        time.sleep(min(failures - 2, 10))
-    user = repo.authenticate(state.engine(), name, password)
-    if user is None:
-        st.session_state[FAILURES_KEY] = failures + 1
+    Failures are throttled per account and per address in the store (``Throttled``)."""
+    signed_in = state.service().sign_in(name, password, client_address())
+    if signed_in is None:
         return None
-    st.session_state[FAILURES_KEY] = 0
-    _remember(user.id)
+    user, token = signed_in
+    _remember(user.id, token)
     return user
 
 
 def sign_out() -> None:
     """End the sign-in session, give the user's leased sentences back to the pool, and forget
     everything this browser session held for them (the cookie is cleared on the next run)."""
-    engine = state.engine()
-    repo.revoke_session(engine, st.session_state.get(TOKEN_KEY))
-    user_id = st.session_state.get(USER_KEY)
-    if user_id is not None:
-        repo.release_leases(engine, user_id)
+    state.service().sign_out(st.session_state.get(TOKEN_KEY), st.session_state.get(USER_KEY))
     _forget()
 
 
-def create_first_lead(name: str, password: str) -> repo.UserInfo:
-    """Create the first lead on an empty database and sign them in (refused once a user exists)."""
-    if not needs_setup():
-        raise Forbidden("setup is over: a user already exists; sign in instead")
-    user_id = repo.add_user(state.engine(), name, password, role="lead")
-    _remember(user_id)
-    return repo.get_user(state.engine(), user_id)
+def create_first_lead(name: str, password: str, token: str) -> repo.UserInfo:
+    """Create the first lead with the setup token printed on the server console and sign them
+    in (refused once a user exists)."""
+    user, token = state.service().create_first_lead(name, password, token)
+    _remember(user.id, token)
+    return user
 
 
 def require_user() -> repo.UserInfo:
@@ -134,7 +124,7 @@ def require_lead() -> repo.UserInfo:
 
 def project_role(user: repo.UserInfo, project_id: int) -> str | None:
     """The user's role on the project, fresh from the store (None for an outsider)."""
-    return repo.project_role(state.engine(), project_id, user.id)
+    return state.service().project_role(user, project_id)
 
 
 def require_project_role(
@@ -147,7 +137,7 @@ def require_project_role(
     project = state.current_project()
     if project is None and user.role == repo.ADMIN_ROLE:
         return user, None
-    role = None if project is None else repo.project_role(state.engine(), project.id, user.id)
+    role = None if project is None else state.service().project_role(user, project.id)
     if role not in roles:
         st.error(refusal)
         st.stop()
@@ -157,55 +147,3 @@ def require_project_role(
 def require_project_lead() -> tuple[repo.UserInfo, repo.ProjectInfo | None]:
     """The signed-in user and the current project when they lead it; else the page stops."""
     return require_project_role("lead")
-
-
-def _fresh_actor(args: tuple, name: str) -> repo.UserInfo:
-    actor = args[0] if args else None
-    if not isinstance(actor, repo.UserInfo):
-        raise Forbidden(f"{name} needs the acting user as its first argument")
-    try:
-        return repo.get_user(state.engine(), actor.id)
-    except repo.NotFoundError:
-        raise Forbidden("the acting user no longer exists") from None
-
-
-def lead_only(func: Callable[P, R]) -> Callable[P, R]:
-    """Refuse the action (``Forbidden``) unless its first argument is a user who is a lead now
-    (an administrator: accounts, new projects)."""
-
-    @functools.wraps(func)
-    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-        fresh = _fresh_actor(args, func.__name__)
-        if fresh.role != repo.ADMIN_ROLE:
-            raise Forbidden(f"only leads may {func.__name__.replace('_', ' ')}")
-        return func(fresh, *args[1:], **kwargs)
-
-    checked.lead_only = True  # type: ignore[attr-defined]
-    return checked
-
-
-def project_role_only(*roles: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Refuse the action unless its first argument is a user whose role on the project given
-    as the second argument is one of ``roles`` now (checked against the store at call time)."""
-
-    def decorate(func: Callable[P, R]) -> Callable[P, R]:
-        @functools.wraps(func)
-        def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-            fresh = _fresh_actor(args, func.__name__)
-            project_id = args[1] if len(args) > 1 else None
-            if not isinstance(project_id, int):
-                raise Forbidden(f"{func.__name__} needs the project id as its second argument")
-            if repo.project_role(state.engine(), project_id, fresh.id) not in roles:
-                raise Forbidden(
-                    f"only a project's {' or '.join(roles)} may {func.__name__.replace('_', ' ')}"
-                )
-            return func(fresh, *args[1:], **kwargs)
-
-        checked.lead_only = "lead" in roles and len(roles) == 1  # type: ignore[attr-defined]
-        checked.project_roles = roles  # type: ignore[attr-defined]
-        return checked
-
-    return decorate
-
-
-project_lead_only = project_role_only("lead")

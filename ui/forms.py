@@ -16,7 +16,7 @@ from cwal.io.corpus import FORMATS as READ_FORMATS
 from cwal.learners import LEARNERS
 from db import imports
 from db import repository as repo
-from ui import actions
+from ui import state
 from ui.safe import md
 
 FORMATS = {"auto": None, **{FORMAT_NAMES[f]: f for f in READ_FORMATS}}
@@ -109,7 +109,7 @@ def run_import(
         bar.progress(p.fraction, text=f"Importing {label}: {p.sentences:,} sentences")
 
     try:
-        result = actions.import_upload(
+        result = state.service().import_upload(
             actor, project_id, upload.getvalue(), upload.name, progress=progress, **options
         )
     except CorpusError as exc:

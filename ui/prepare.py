@@ -2,10 +2,11 @@
 submit, and what Annotate serves meanwhile.
 
 numba compiles the engine's kernels on their first call (30-50 s on a fresh install, a few
-seconds when they load from numba's on-disk cache). :func:`start` runs the live service once, in
-a daemon thread, on a throwaway copy of the demo project (its own temporary SQLite file): lease,
-submit, rank, pre-fill, undo, so that every kernel the annotate path calls is compiled or loaded
-before a real project needs it. Until that is done, :func:`service` hands Annotate a
+seconds when they load from numba's on-disk cache). :func:`start` runs the live service once on a
+throwaway copy of the demo project (its own temporary SQLite file): lease, submit, rank, pre-fill,
+undo, so that every kernel the annotate path calls is compiled or loaded before a real project
+needs it: first in a child process at a lower priority, which fills numba's on-disk cache without
+holding the server's GIL, then in a daemon thread of the server, which loads them from there. Until that is done, :func:`service` hands Annotate a
 :class:`Preparing` service instead of the project's live session: it stores every answer at once
 through the same store operations and leases sentences in pool order, without a pre-fill. The live
 session, opened once the kernels are ready, learns those answers from the log like labels stored
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import logging
 import secrets
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -31,6 +34,8 @@ from db.store import SqlStore
 from ui import state
 
 log = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parent.parent
+NICE = 10  # the child's niceness, added to the server's: its own requests come first
 _READY = threading.Event()
 WARM_UP_SENTENCES = (
     4  # submitted on the throwaway project: the model's learned, then rank and pre-fill
@@ -41,7 +46,7 @@ PREPARING = "model being prepared: pool order, no pre-fill"
 def warm_kernels() -> float:
     """Run the live service once on a throwaway demo project (every kernel of the annotate path
     compiled or loaded from numba's cache); the seconds it took."""
-    from ui.actions import install_demo  # the demo data and its settings
+    from db.service import install_demo  # the demo data and its settings
 
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cwal-warm-") as tmp:
@@ -66,7 +71,30 @@ def warm_kernels() -> float:
     return time.perf_counter() - t0
 
 
+def compile_apart(timeout_s: float = 1800.0) -> float:
+    """Run :func:`warm_kernels` in a child process at a lower CPU priority: numba compiles into
+    its on-disk cache there, without holding this server's GIL (a compile in a thread of the
+    server made every request wait seconds); the seconds it took."""
+    t0 = time.perf_counter()
+    code = f"import os; os.nice({NICE}); from ui.prepare import warm_kernels; warm_kernels()"
+    subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        check=True,
+        timeout=timeout_s,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    return time.perf_counter() - t0
+
+
 def _run() -> None:
+    try:
+        apart = compile_apart()
+        log.info("the model's kernels are compiled into numba's cache (%.1f s)", apart)
+    except (OSError, subprocess.SubprocessError) as exc:
+        why = getattr(exc, "stderr", None) or b""
+        log.warning("compiling apart failed (%s %s): the server compiles them", exc, why[-2000:])
     try:
         took = warm_kernels()
         log.info("the model's kernels are ready (%.1f s)", took)

@@ -11,6 +11,7 @@ from db import database_url, open_database
 from db import repository as repo
 from db.engine import DatabaseDamagedError
 from db.repository.views import idle_gate
+from db.service import Service
 from db.store import SqlStore
 
 PROJECT_KEY = "cw_project_id"
@@ -25,6 +26,12 @@ def _engine(url: str) -> Engine:
 def engine() -> Engine:
     """The engine for ``CWAL_DATABASE_URL`` (migrated to head on first use in this process)."""
     return _engine(database_url())
+
+
+def service() -> Service:
+    """The app's actions (``db.service``) over this process's store; settings or file changes
+    restart the project's live session."""
+    return Service(engine(), restart=reload_live)
 
 
 def check_database() -> None:
@@ -47,27 +54,41 @@ def _close(session: ProjectSession) -> None:
 
 
 @st.cache_resource(show_spinner="Loading the project's model…", max_entries=32, on_release=_close)
-def _live(url: str, project_id: int) -> ProjectSession:
+def _live(url: str, project_id: int, labels_revision: int) -> ProjectSession:
     return open_live_session(_engine(url), project_id)
+
+
+_REVISIONS: dict[tuple[str, int], int] = {}  # the label revision each project's session serves
 
 
 def live(project_id: int) -> ProjectSession:
     """The one live session of a project in this process (shared by every browser session; the
-    lead pages use it too, so that a project never has two sessions in one process)."""
-    return _live(database_url(), project_id)
+    lead pages use it too, so that a project never has two sessions in one process). After a
+    lead renamed, merged or deleted types (in any process) a new session is built from the
+    rewritten log and the old one closed."""
+    url = database_url()
+    revision = int(repo.get_project(engine(), project_id).settings.get("labels_revision", 0))
+    old = _REVISIONS.get((url, project_id))
+    if old is not None and old != revision:
+        _live.clear(url, project_id, old)
+    _REVISIONS[(url, project_id)] = revision
+    return _live(url, project_id, revision)
 
 
 def reload_live(project_id: int) -> None:
     """Close the project's live session; the next page that needs it opens a fresh one (after
     new files or new settings, which a running session does not pick up)."""
-    _live.clear(database_url(), project_id)
+    url = database_url()
+    old = _REVISIONS.pop((url, project_id), None)
+    if old is not None:
+        _live.clear(url, project_id, old)
 
 
 def projects() -> list[repo.ProjectInfo]:
     """The projects the signed-in user may open (every one for an administrator), fresh from
     the store; none when signed out."""
     user_id = st.session_state.get(USER_KEY)
-    return [] if user_id is None else repo.projects_of(engine(), user_id)
+    return [] if user_id is None else service().projects_of(user_id)
 
 
 def current_project() -> repo.ProjectInfo | None:

@@ -48,8 +48,18 @@ def agreement_table(project: repo.ProjectInfo) -> pd.DataFrame:
 def readable(table: pd.DataFrame) -> pd.DataFrame:
     """The table as shown: value and its interval, with the items and units behind it."""
     out = table[["scope", "type", "measure", "value", "low", "high", "items", "units"]].copy()
-    out.columns = ["pair", "type", "measure", "value", "95% low", "95% high", "sentences", "units"]
+    f1 = out["measure"].str.contains("F1")
+    for col in ("value", "low", "high"):  # F1 in percent; kappa and alpha are coefficients
+        out[col] = [agreement_value(v, is_f1) for v, is_f1 in zip(out[col], f1, strict=True)]
+    out.columns = ["Pair", "Type", "Measure", "Value", "95% low", "95% high", "Sentences", "Units"]
     return out
+
+
+def agreement_value(value: float, f1: bool) -> str:
+    """An agreement figure as shown: F1 in percent, a coefficient with three decimals."""
+    if value != value:
+        return "–"
+    return f"{100 * value:.1f}%" if f1 else f"{value:.3f}"
 
 
 def matrix_chart(table: pd.DataFrame, measure: str, type_: str) -> alt.Chart:
@@ -57,13 +67,22 @@ def matrix_chart(table: pd.DataFrame, measure: str, type_: str) -> alt.Chart:
     data = ag.pair_matrix(table, measure, type_)
     base = alt.Chart(data, title=f"{measure} ({type_}), per pair of annotators", height=260)
     x, y = alt.X("a:N", title=None), alt.Y("b:N", title=None)
+    fmt = ".1%" if "F1" in measure else ".2f"  # F1 in percent; kappa and alpha are coefficients
+    cell_tips = tips(alt.Tooltip("a:N", title="annotator"), alt.Tooltip("b:N", title="annotator"),
+                     alt.Tooltip("value:Q", title=measure, format=fmt))  # fmt: skip
     cells = base.mark_rect().encode(
         x=x,
         y=y,
-        color=alt.Color("value:Q", title=measure, scale=alt.Scale(domain=[0, 1])),
-        tooltip=tips("a:N", "b:N", alt.Tooltip("value:Q", format=".3f")),
+        color=alt.Color(
+            "value:Q",
+            title=measure,
+            scale=alt.Scale(domain=[0, 1]),
+            legend=alt.Legend(format=fmt.replace("1", "0")),
+        ),
+        tooltip=cell_tips,
     )
-    text = base.mark_text().encode(x=x, y=y, text=alt.Text("value:Q", format=".2f"))
+    text = base.mark_text().encode(x=x, y=y, text=alt.Text("value:Q", format=fmt),
+                                   tooltip=cell_tips)  # fmt: skip
     return cells + text
 
 
@@ -102,7 +121,6 @@ def majority(versions: Sequence[Sequence[str]], scheme: str) -> list[str]:
 def guidelines_and_flag(user: repo.UserInfo, project_id: int, sentence_id: int | None) -> None:
     """Under the editor: the newest guidelines in an expander (key G opens it) and a form to
     flag the sentence on screen with a comment (key F puts the cursor in it)."""
-    from ui import actions  # actions imports state too; kept local to stay a leaf here
 
     latest = repo.latest_guidelines(state.engine(), project_id)
     title = f"Guidelines (version {latest.version}) · key G" if latest else "Guidelines · key G"
@@ -120,7 +138,7 @@ def guidelines_and_flag(user: repo.UserInfo, project_id: int, sentence_id: int |
         sent = st.form_submit_button("Flag sentence")
     if sent:
         try:
-            actions.flag_sentence(user, project_id, sentence_id, comment)
+            state.service().flag_sentence(user, project_id, sentence_id, comment)
         except repo.StoreError as exc:
             st.error(str(exc))
         else:

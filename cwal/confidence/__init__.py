@@ -14,10 +14,9 @@ from cwal.confidence.core import (
     NEEDS_COVARIANCE,
     RANKS,
     SAMPLING,
-    Confidence,
     estimate,
-    rank_key,
 )
+from cwal.confidence.result import Confidence, rank_key
 from cwal.confidence.tuning import CRITERIA, Tuned, search_scale, tune
 
 __all__ = [

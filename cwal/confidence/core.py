@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,6 +18,8 @@ from scipy.special import ndtr
 
 from cwal.confidence.delta import margins, z_margin
 from cwal.confidence.kbest import kbest_distribution
+from cwal.confidence.proba import proba_confidence
+from cwal.confidence.result import Confidence
 from cwal.confidence.sampling import Sampler
 from cwal.confidence.softmax import model_scale, softmax_distribution
 from cwal.decode import emissions, viterbi_batch
@@ -49,51 +50,6 @@ TIEBREAKS = {"delta": "votes+delta", "z-delta": "votes+z-delta", "draws": "votes
              "none": "votes"}  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Confidence:
-    """Per-token labels and confidence of a batch (sentence b = tokens ``sent_offsets[b:b+2]``).
-
-    ``confidence`` is the share of agreeing draws / labelings (a probability; ``absolute``) or,
-    for Delta, the margin. ``distribution (n, L)`` and ``entropy`` exist for the sampling and
-    k-best methods; ``margin`` is Delta; ``draw_margin`` the mean signed margin over the draws;
-    ``rank`` names the ranking that ``rank_key`` implements, ``tiebreak`` its secondary key.
-    """
-
-    method: str
-    labels: np.ndarray
-    confidence: np.ndarray
-    sent_offsets: np.ndarray
-    distribution: np.ndarray | None = None
-    entropy: np.ndarray | None = None
-    margin: np.ndarray | None = None
-    draw_margin: np.ndarray | None = None
-    tiebreak: np.ndarray | None = None
-    rank: str = "votes"
-    absolute: bool = True
-    params: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def n_tokens(self) -> int:
-        return len(self.labels)
-
-    @property
-    def n_sentences(self) -> int:
-        return len(self.sent_offsets) - 1
-
-    def rank_key(self) -> np.ndarray:
-        """A float per token, lower = less confident, per ``rank`` (dense ranks in [0, 1];
-        tokens equal in both keys share a key)."""
-        if self.rank == "z-delta":
-            return rank_key(self.tiebreak)
-        primary = self.draw_margin if self.rank == "draw-margin" else self.confidence
-        return rank_key(primary, self.tiebreak)
-
-    def per_sentence(self, values: np.ndarray | None = None) -> list[np.ndarray]:
-        """``values`` (default: confidence) cut into one array per sentence."""
-        v = self.confidence if values is None else values
-        return np.split(v, self.sent_offsets[1:-1])
-
-
 def vote_entropy(counts: np.ndarray, k: int) -> np.ndarray:
     """Entropy of each token's vote shares ``counts / k``: :func:`token_entropy` of the tokens
     whose draws disagree, 0 for the rest (most tokens; they need neither its checks nor logs)."""
@@ -101,23 +57,6 @@ def vote_entropy(counts: np.ndarray, k: int) -> np.ndarray:
     split = np.flatnonzero(counts.max(axis=1) < k)
     if split.size:
         out[split] = token_entropy(counts[split] / k)
-    return out
-
-
-def rank_key(primary: np.ndarray, secondary: np.ndarray | None = None) -> np.ndarray:
-    """Dense lexicographic rank of ``(primary, secondary)`` scaled to [0, 1] (lower = first)."""
-    p = np.asarray(primary, dtype=np.float64)
-    if p.size == 0:
-        return np.zeros(0)
-    keys = [p] if secondary is None else [np.asarray(secondary, dtype=np.float64), p]
-    order = np.lexsort(keys)  # the last key is the primary one
-    step = np.zeros(p.size - 1, dtype=bool)
-    for key in keys:
-        ks = key[order]
-        step |= ks[1:] != ks[:-1]
-    dense = np.concatenate([[0], np.cumsum(step)])
-    out = np.empty(p.size)
-    out[order] = dense / max(int(dense[-1]), 1)
     return out
 
 
@@ -165,6 +104,62 @@ def estimate(
     noise; half the normals). ``timings`` accumulates seconds per stage. ``tiebreak`` (``delta``, ``z-delta``,
     ``draws``, ``none``) is the older spelling of ``rank="votes+<tiebreak>"``.
     """
+    rank = _ranking(method, rank, tiebreak)
+    if not getattr(model, "labels_", None):
+        raise ValueError("the model has no labels yet: train it on at least one sentence")
+    clock = timings if timings is not None else {}
+    enc = batch if isinstance(batch, Encoded) else model.encode(list(batch))
+    if method == "maxent":
+        return proba_confidence(model, enc)
+    W, A, SW, SA = _weights(model, method)
+    k = DEFAULT_K[method] if k is None else int(k)
+    if s is None:
+        s = model_scale(model) if method == "nbest-softmax" else DEFAULT_S.get(method, 0.0)
+    params: dict[str, Any] = {"k": k, "s": float(s), "seed": seed}
+    if method in SAMPLING:
+        params.update(correlated=correlated, antithetic=antithetic)
+    draws = {"seed": seed, "correlated": correlated, "dtype": dtype, "antithetic": antithetic}
+
+    start = time.perf_counter()
+    E = emissions(enc.feat_ids, enc.tok_offsets, W)
+    labels = viterbi_batch(E, enc.sent_offsets, A)
+    delta, MM = margins(E, enc.sent_offsets, A)
+    clock["predict"] = clock.get("predict", 0.0) + time.perf_counter() - start
+
+    if method == "delta":
+        conf = np.where(np.isfinite(delta), delta, np.finfo(np.float64).max)
+        return Confidence(method, labels, conf, enc.sent_offsets, margin=delta, rank="delta",
+                          absolute=False, params=params)  # fmt: skip
+    if rank == "z-delta":  # analytic: no draws, the expected vote share from Delta / its sd
+        z = z_margin(delta, MM, labels, enc, SW)
+        return Confidence(method, labels, _expected_share(z, float(s)), enc.sent_offsets,
+                          margin=delta, tiebreak=z, rank=rank, params=params)  # fmt: skip
+    draw_margin = None
+    if method in SAMPLING:
+        sampler = Sampler(W, A, SW, SA, k=k, s=float(s), **draws)
+        want = labels if rank == "draw-margin" else None
+        counts, draw_margin = sampler.draw(enc, E, want, clock)
+        dist, entropy = counts / k, vote_entropy(counts, k)
+    else:
+        dist = _labelings(method, enc, E, A, k, float(s))
+        entropy = token_entropy(dist) if len(labels) else np.zeros(0)
+    conf = dist[np.arange(len(labels)), labels] if len(labels) else np.zeros(0)
+    if rank in ("draw-margin", "votes+delta"):
+        tb = delta
+    elif rank == "votes+z-delta":
+        tb = z_margin(delta, MM, labels, enc, SW)
+    elif rank == "votes+draws":
+        more = Sampler(W, A, SW, SA, k=k * DRAWS_FACTOR, s=float(s), **{**draws, "seed": seed + 1})
+        tb = more.draw(enc, E, None, clock)[0][np.arange(len(labels)), labels] / more.k
+    else:
+        tb = None
+    return Confidence(method, labels, conf, enc.sent_offsets, dist, entropy, delta, draw_margin,
+                      tb, rank, params=params)  # fmt: skip
+
+
+def _ranking(method: str, rank: str | None, tiebreak: str | None) -> str:
+    """The ranking ``estimate`` uses: checked against the method, defaulted, the older
+    ``tiebreak`` spelling translated."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
     if tiebreak is not None:
@@ -178,70 +173,21 @@ def estimate(
         raise ValueError(f"unknown rank {rank!r}; choose one of {RANKS}")
     if rank in ("draw-margin", "votes+draws", "z-delta") and method not in SAMPLING:
         raise ValueError(f"rank {rank!r} needs a sampling method (kd-pc, kd-fixed)")
-    if not getattr(model, "labels_", None):
-        raise ValueError("the model has no labels yet: train it on at least one sentence")
-    clock = timings if timings is not None else {}
-    enc = batch if isinstance(batch, Encoded) else model.encode(list(batch))
-    if method == "maxent":
-        from cwal.confidence.proba import proba_confidence  # it imports Confidence from here
+    return rank
 
-        return proba_confidence(model, enc)
-    W, A, SW, SA = _weights(model, method)
-    k = DEFAULT_K[method] if k is None else int(k)
-    if s is None:
-        s = model_scale(model) if method == "nbest-softmax" else DEFAULT_S.get(method, 0.0)
-    s = float(s)
-    params: dict[str, Any] = {"k": k, "s": s, "seed": seed}
-    if method in SAMPLING:
-        params["correlated"] = correlated
-        params["antithetic"] = antithetic
 
-    start = time.perf_counter()
-    E = emissions(enc.feat_ids, enc.tok_offsets, W)
-    labels = viterbi_batch(E, enc.sent_offsets, A)
-    delta, MM = margins(E, enc.sent_offsets, A)
-    clock["predict"] = clock.get("predict", 0.0) + time.perf_counter() - start
-    n = len(labels)
-    rows = np.arange(n)
+def _expected_share(z: np.ndarray, s: float) -> np.ndarray:
+    """The analytic vote share Phi(z / sqrt(s)) of KD at noise scale ``s`` (0.5 where undefined)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = ndtr(z / np.sqrt(s)) if s > 0 else (z > 0).astype(np.float64)
+    return np.where(np.isnan(share), 0.5, share)
 
-    if method == "delta":
-        conf = np.where(np.isfinite(delta), delta, np.finfo(np.float64).max)
-        return Confidence(method, labels, conf, enc.sent_offsets, margin=delta, rank="delta",
-                          absolute=False, params=params)  # fmt: skip
-    if rank == "z-delta":  # analytic: no draws, the expected vote share from Delta / its sd
-        z = z_margin(delta, MM, labels, enc, SW)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            share = ndtr(z / np.sqrt(s)) if s > 0 else (z > 0).astype(np.float64)
-        share = np.where(np.isnan(share), 0.5, share)
-        return Confidence(method, labels, share, enc.sent_offsets, margin=delta, tiebreak=z,
-                          rank=rank, params=params)  # fmt: skip
-    draw_margin = None
-    if method in SAMPLING:
-        sampler = Sampler(W, A, SW, SA, k=k, s=s, seed=seed, correlated=correlated, dtype=dtype,
-                          antithetic=antithetic)  # fmt: skip
-        want = labels if rank == "draw-margin" else None
-        counts, draw_margin = sampler.draw(enc, E, want, clock)
-        dist = counts / k
-    elif method == "nbest-softmax":
-        dist = softmax_distribution(E, enc.sent_offsets, A, k, s)
-    else:
-        dist = kbest_distribution(E, enc.sent_offsets, A, k, weighted=method == "wkbv")
-    conf = dist[rows, labels] if n else np.zeros(0)
-    if not n:
-        entropy = np.zeros(0)
-    elif method in SAMPLING:
-        entropy = vote_entropy(counts, k)
-    else:
-        entropy = token_entropy(dist)
 
-    tb: np.ndarray | None = None
-    if rank in ("draw-margin", "votes+delta"):
-        tb = delta
-    elif rank in ("votes+z-delta", "z-delta"):
-        tb = z_margin(delta, MM, labels, enc, SW)
-    elif rank == "votes+draws":
-        more = Sampler(W, A, SW, SA, k=k * DRAWS_FACTOR, s=s, seed=seed + 1,
-                       correlated=correlated, dtype=dtype, antithetic=antithetic)  # fmt: skip
-        tb = more.draw(enc, E, None, clock)[0][rows, labels] / (k * DRAWS_FACTOR)
-    return Confidence(method, labels, conf, enc.sent_offsets, dist, entropy, delta, draw_margin,
-                      tb, rank, params=params)  # fmt: skip
+def _labelings(
+    method: str, enc: Encoded, E: np.ndarray, A: np.ndarray, k: int, s: float
+) -> np.ndarray:
+    """The label distribution ``(n, L)`` of the k-best methods: the k best labelings of each
+    sentence, counted (``kbv``), score-weighted (``wkbv``) or softmax-weighted (``nbest-softmax``)."""
+    if method == "nbest-softmax":
+        return softmax_distribution(E, enc.sent_offsets, A, k, s)
+    return kbest_distribution(E, enc.sent_offsets, A, k, weighted=method == "wkbv")

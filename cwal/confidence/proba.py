@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from cwal.confidence.core import Confidence
+from cwal.confidence.result import Confidence
 from cwal.features import Encoded
 from cwal.measures import token_entropy
 

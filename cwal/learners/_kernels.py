@@ -190,7 +190,7 @@ def hamming(y, z):
 
 
 @numba.njit(cache=True, nogil=True)
-def _n_labelings(L, n, cap):
+def n_labelings(L, n, cap):
     """``min(L ** n, cap)`` without overflow."""
     total = 1
     for _ in range(n):
@@ -328,7 +328,7 @@ def learn_sentence(feat_ids, tok_offsets, y, W, A, SW, SA, UW, UA, count, algo, 
             idx, val = difference(feat_ids, tok_offsets, y, z, n_w, L)
             apply_update(idx, val, Wf, Af, SWf, SAf, UWf, UAf, count, algo, proj, c, phi, d)
         return first
-    Z, _ = kbest_kernel(E, A, _n_labelings(L, n, k + 1))
+    Z, _ = kbest_kernel(E, A, n_labelings(L, n, k + 1))
     first = hamming(y, Z[0])
     if mistake_driven and first == 0:
         return 0

@@ -44,7 +44,7 @@ import numpy as np
 
 from cwal.decode._kbest import kbest_kernel
 from cwal.decode._viterbi import emissions_kernel
-from cwal.learners._kernels import _n_labelings, difference, hamming, shrink
+from cwal.learners._kernels import difference, hamming, n_labelings, shrink
 
 C_SPV, L_SPV, MEC = 0, 1, 2
 GAUSSIAN, LAPLACIAN = 0, 1
@@ -274,7 +274,7 @@ def logistic_sentence(feat_ids, tok_offsets, y, W, A, SW, SA, UW, UA, count, rul
     SWf, SAf = SW.reshape(SW.size), SA.reshape(SA.size)
     UWf, UAf = UW.reshape(UW.size), UA.reshape(UA.size)
     E = emissions_kernel(feat_ids, tok_offsets, W)
-    Z, _ = kbest_kernel(E, A, _n_labelings(L, n, k + 1))
+    Z, _ = kbest_kernel(E, A, n_labelings(L, n, k + 1))
     first = hamming(y, Z[0])
     if mistake_driven and first == 0:
         return first

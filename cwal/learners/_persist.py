@@ -19,8 +19,9 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -29,8 +30,7 @@ from cwal.features import FeatureIndex
 from cwal.features.clusters import WordClusters
 from cwal.learners._tags import TagCodec
 
-if TYPE_CHECKING:
-    from cwal.learners.base import SequenceLearner
+SequenceLearner = Any  # the model saved or built; this module knows only its attributes
 
 FORMAT = "cwal-model"
 FORMAT_VERSION = 4
@@ -119,10 +119,11 @@ def _read(data: bytes, source: str) -> tuple[dict, list, dict[str, np.ndarray]]:
     return meta, strings, arrays
 
 
-def from_bytes(data: bytes, source: str = "<bytes>") -> SequenceLearner:
-    """Rebuild a model from ``to_bytes`` output; anything else raises ModelFileError."""
-    from cwal.learners import make
-
+def from_bytes(
+    data: bytes, make: Callable[..., SequenceLearner], source: str = "<bytes>"
+) -> SequenceLearner:
+    """Rebuild a model from ``to_bytes`` output with ``make(name, labels=, template=, **params)``
+    (the learner registry); anything else raises ModelFileError."""
     meta, strings, arrays = _read(data, source)
     if meta.get("format") != FORMAT:
         raise ModelFileError(f"{source}: not a cwal model file (format {meta.get('format')!r})")
@@ -191,10 +192,10 @@ def _densify(arrays: dict[str, np.ndarray], meta: dict, F: int, L: int, source: 
         arrays[key] = dense.reshape(F, L)
 
 
-def load(path: str | Path) -> SequenceLearner:
+def load(path: str | Path, make: Callable[..., SequenceLearner]) -> SequenceLearner:
     """Read a model file; a missing or unreadable file raises ModelFileError too."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot read model file ({exc.strerror or exc})") from None
-    return from_bytes(data, str(path))
+    return from_bytes(data, make, str(path))

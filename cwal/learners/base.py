@@ -43,6 +43,14 @@ class SequenceLearner:
 
     name: ClassVar[str] = "learner"
     has_covariance: ClassVar[bool] = False
+    registry: ClassVar[dict[str, type[SequenceLearner]]] = {}
+    """Every learner class by its ``name`` (the first class to take a name keeps it): how a
+    saved model finds its class without this module knowing the learners."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            SequenceLearner.registry.setdefault(cls.name, cls)
 
     def __init__(
         self,
@@ -238,8 +246,6 @@ class SequenceLearner:
         seed: int = 0,
         dev: Sequence[Sentence] | None = None,
         progress: Progress | None = None,
-        shards: int = 1,
-        combine: str = "product",
         patience: int | None = None,
         unlabeled: Iterable[Sequence[str]] = (),
     ) -> SequenceLearner:
@@ -250,17 +256,12 @@ class SequenceLearner:
         With ``dev`` and ``patience``, the model keeps the state of its best dev epoch (the
         earliest on a tie; ``best_epoch_``) and training stops once ``patience`` epochs in a row
         have not beaten it; ``stats`` then also holds ``best_epoch``.
-        ``shards`` > 1 trains that many copies on disjoint shards in parallel processes and
-        merges them by the ``combine`` rule (``product``, ``kl`` or ``average``; see
-        ``cwal.learners.shards``). ``unlabeled`` (token sequences) adds text to learn word
+        (``cwal.learners.shards.fit_shards`` trains copies on disjoint shards in parallel
+        processes and merges them.) ``unlabeled`` (token sequences) adds text to learn word
         clusters from when the ``clusters`` parameter is on and the index is still empty.
         """
         if patience is not None and int(patience) < 1:
             raise ValueError(f"patience must be at least 1, not {patience}")
-        if shards != 1:
-            from cwal.learners.shards import fit_shards
-
-            return fit_shards(self, sentences, epochs, seed, shards, combine, dev, progress)
         sentences = list(sentences)
         self._learn_clusters(sentences, unlabeled)
         data, enc, gold, fresh = self._admit_corpus(sentences)
@@ -377,13 +378,23 @@ class SequenceLearner:
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "<bytes>") -> SequenceLearner:
         """Rebuild a model from ``to_bytes`` output; a malformed file raises ModelFileError."""
-        return _persist.from_bytes(data, source)
+        return _persist.from_bytes(data, _build, source)
 
     @classmethod
     def load(cls, path: str | Path) -> SequenceLearner:
         """Read a model saved by ``save``; a missing or malformed file raises ModelFileError."""
-        return _persist.load(path)
+        return _persist.load(path, _build)
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in self.params.items() if k != "algorithm"}
         return f"{type(self).__name__}({shown}, labels={len(self.labels_)}, features={len(self.features_)})"
+
+
+def _build(name: str, **params: Any) -> SequenceLearner:
+    """A new learner of the registered class ``name`` (what a saved model is rebuilt into)."""
+    try:
+        cls = SequenceLearner.registry[name]
+    except KeyError:
+        raise ValueError(f"unknown learner {name!r}") from None
+    params.pop("algorithm", None)
+    return cls(**params)

@@ -14,20 +14,18 @@ import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from cwal.io import Sentence
 from cwal.learners import SequenceLearner
+from cwal.learners.shards import fit_shards
 from cwal.live.kd import S_GRID
 from cwal.live.protocol import CheckpointMeta
 from cwal.live.queue import background_thread
-from cwal.live.replay import build, valid_base
+from cwal.live.replay import LearnerSpec, LiveModel, build, valid_base
 from cwal.measures.confidence import calibration_rmse
-
-if TYPE_CHECKING:
-    from cwal.live.session import ProjectSession
 
 
 class PrequentialRecord:
@@ -94,8 +92,8 @@ class Consolidator:
         self._stop = False
         self.last_error: BaseException | None = None
         self.runs = 0
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
 
     @property
     def busy(self) -> bool:
@@ -130,86 +128,89 @@ class Consolidator:
     def wait(self, timeout: float = 300.0) -> None:
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._pending or self._running:
+            while (self._pending or self._running) and not (self._stop and not self._running):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError("consolidation did not finish")
                 self._cond.wait(left)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float | None = 60.0) -> None:
+        """Stop the thread (a retrain in progress finishes first); joins it unless ``timeout``
+        is None."""
         with self._cond:
             self._stop = True
             self._cond.notify_all()
-        self._thread.join(timeout=60)
+        if timeout is not None:
+            self.thread.join(timeout=timeout)
 
 
 def training_set(rows) -> list[Sentence]:
     return [Sentence(list(r.tokens), list(r.tags), dict(r.columns)) for r in rows]
 
 
-def consolidate(session: ProjectSession) -> None:
-    """Retrain from scratch on the labels as of the watermark X, tune s on the prequential
-    record, checkpoint, swap in. A newer valid checkpoint (another process consolidated) is
-    adopted instead, so every process converges on the model a restart would load."""
-    start = time.perf_counter()
-    store, pid = session.store, session.project_id
-    with session._lock:
-        x, version, base = session.live.watermark, session.live.version, session.live.base
-        if not session.needs_consolidation():
-            return
-    newest = valid_base(store.checkpoints(pid), store.retractions(pid))
+def adoptable(store: Any, project_id: int, base: CheckpointMeta | None, x: int) -> Retrained | None:
+    """A newer valid checkpoint than ``base`` that another process wrote, covering at most the
+    labels up to ``x``: adopting it converges every process on the model a restart would load."""
+    newest = valid_base(store.checkpoints(project_id), store.retractions(project_id))
     newer = newest is not None and (base is None or newest.id > base.id)
     if newer and (base.last_annotation_id if base else 0) <= newest.last_annotation_id <= x:
         state = store.checkpoint_state(newest.id)
-        swap(session, Retrained(newest.id, newest.last_annotation_id, newest.info, state, 0.0))
-        return
-    rows = store.current_annotations(pid, x)
-    model = session.spec.fresh()
-    epochs, shards = session.config.consolidation_epochs, session.config.consolidation_shards
-    sharded = {"shards": shards} if shards > 1 else {}  # cwal.learners.shards
-    model.fit(training_set(rows), epochs=epochs, seed=retrain_seed(pid, x), **sharded)
-    s_pc, s_fixed = session.record.tune()
-    session.reload_calibration()  # every process's record, as a restart would read it
-    with session._lock:
-        s_pc = session.live.s_pc if s_pc is None else s_pc
-        s_fixed = session.live.s_fixed if s_fixed is None else s_fixed
-    state = model.to_bytes()
-    seconds = time.perf_counter() - start
-    info = {"version": version, "s_pc": s_pc, "s_fixed": s_fixed, "n_train": len(rows),
-            "epochs": epochs, "shards": shards, "record_tokens": len(session.record),
-            "seconds": round(seconds, 3)}  # fmt: skip
-    cid = store.save_checkpoint(pid, state, x, info)
-    swap(session, Retrained(cid, x, info, state, seconds))
+        return Retrained(newest.id, newest.last_annotation_id, newest.info, state, 0.0)
+    return None
 
 
-def swap(session: ProjectSession, new: Retrained) -> None:
-    """Under the session lock: apply every row after the checkpoint to the new model (none is
-    lost), check it agrees with the log, and swap it in."""
-    meta = CheckpointMeta(new.checkpoint_id, new.last_annotation_id, new.info)
-    model = SequenceLearner.from_bytes(new.state, f"checkpoint {new.checkpoint_id}")
+def retrain(
+    store: Any, project_id: int, spec: LearnerSpec, epochs: int, shards: int, x: int
+) -> tuple[SequenceLearner, int]:
+    """A fresh model trained on the labels as of annotation id ``x`` (each sentence's current
+    label; ``shards`` > 1: copies on disjoint shards, combined), and the training set's size."""
+    rows = store.current_annotations(project_id, x)
+    model, data, seed = spec.fresh(), training_set(rows), retrain_seed(project_id, x)
+    if shards > 1:
+        fit_shards(model, data, epochs, seed, shards)
+    else:
+        model.fit(data, epochs=epochs, seed=seed)
+    return model, len(rows)
+
+
+def rebase(
+    live: LiveModel,
+    new: Retrained,
+    model: SequenceLearner,
+    store: Any,
+    project_id: int,
+    spec: LearnerSpec,
+    defaults: tuple[float, float],
+) -> LiveModel | None:
+    """The live model rebuilt on the checkpoint ``new`` (its ``model`` read off the lock): every row of ``live``'s log after it
+    applied again (none is lost). None when the checkpoint no longer fits (the live model moved
+    past it, or an undo since retracted a label it covers); RuntimeError when the rebuilt model
+    disagrees with the log. (The caller holds the session lock.)"""
     x = new.last_annotation_id
-    with session._lock:
-        jobs = session._catch_up()
-        live = session.live
-        if not live.base_last <= x <= live.watermark:
-            return
-        if any(r.status == "undone" and r.supersedes_id is not None and r.supersedes_id <= x
-               and r.id > x for r in live.tail):  # fmt: skip
-            return  # an undo after X retracted a label the checkpoint covers
-        tail = [r for r in live.tail if r.id > x]
-        labeled = {k: set(v) for k, v in live.labeled.items()}
-        defaults = (session.config.s_pc, session.config.s_fixed)
-        fresh = build(session.store, session.project_id, session.spec, defaults,
-                      base=meta, state=model, tail=tail, labeled=labeled)  # fmt: skip
-        if fresh.version != live.version or fresh.watermark != live.watermark:
-            raise RuntimeError(f"checkpoint {meta.id} disagrees with the label log")
-        session.live, session._base_state = fresh, new.state
-        session.consolidations.append({
-            "checkpoint_id": new.checkpoint_id,
-            "last_annotation_id": x,
-            "seconds": round(new.seconds, 3),
-            "replayed_after": sum(1 for r in tail if r.status == "submitted"),
-            "s_pc": fresh.s_pc,
-            "s_fixed": fresh.s_fixed,
-        })  # fmt: skip
-    session._after_change(jobs)
+    if not live.base_last <= x <= live.watermark:
+        return None
+    if any(r.status == "undone" and r.supersedes_id is not None and r.supersedes_id <= x
+           and r.id > x for r in live.tail):  # fmt: skip
+        return None  # an undo after X retracted a label the checkpoint covers
+    meta = CheckpointMeta(new.checkpoint_id, x, new.info)
+    tail = [r for r in live.tail if r.id > x]
+    labeled = {k: set(v) for k, v in live.labeled.items()}
+    fresh = build(store, project_id, spec, defaults, base=meta, state=model, tail=tail,
+                  labeled=labeled)  # fmt: skip
+    if fresh.version != live.version or fresh.watermark != live.watermark:
+        raise RuntimeError(f"checkpoint {meta.id} disagrees with the label log")
+    return fresh
+
+
+def swapped(new: Retrained, live: LiveModel) -> dict[str, Any]:
+    """What the session's ``consolidations`` list keeps of a swap."""
+    return {
+        "checkpoint_id": new.checkpoint_id,
+        "last_annotation_id": new.last_annotation_id,
+        "seconds": round(new.seconds, 3),
+        "replayed_after": sum(
+            1 for r in live.tail if r.status == "submitted" and r.id > new.last_annotation_id
+        ),
+        "s_pc": live.s_pc,
+        "s_fixed": live.s_fixed,
+    }

@@ -15,7 +15,6 @@ sentence leased to someone else.
 from __future__ import annotations
 
 import logging
-import queue as stdqueue
 import threading
 import time
 from collections.abc import Callable
@@ -31,27 +30,28 @@ from cwal.io import Sentence
 from cwal.learners import SequenceLearner
 from cwal.live import kd
 from cwal.live.config import LiveConfig
-from cwal.live.consolidation import Consolidator, PrequentialRecord, Retrained, consolidate, swap
+from cwal.live.consolidation import (
+    Consolidator,
+    PrequentialRecord,
+    Retrained,
+    adoptable,
+    rebase,
+    retrain,
+    swapped,
+)
 from cwal.live.pool import PoolCache
-from cwal.live.protocol import LogRow, PoolSentence, PredictionRow, Store
+from cwal.live.protocol import LogRow, PoolSentence, Store
 from cwal.live.queue import (
     Scored,
     ScoringQueue,
-    background_thread,
     candidate_seed,
     rank,
     sample_candidates,
     unlabeled_ids,
 )
+from cwal.live.recorder import Recorder, Snapshot
 from cwal.live.replay import LearnerSpec, LiveModel, build, replay, valid_base
-from cwal.live.scoring import (
-    MAX_KEY,
-    least_confident,
-    prefill,
-    prequential,
-    rank_candidates,
-    seed_of,
-)
+from cwal.live.scoring import least_confident, prefill, rank_candidates, seed_of
 
 LOG = logging.getLogger(__name__)
 
@@ -71,15 +71,6 @@ class Suggestion:
     model_version: int
     scored_version: int
     strategy: str
-
-
-@dataclass
-class _Job:
-    """A prequential snapshot: the model's rows for one submitted sentence before its update."""
-
-    row: LogRow
-    rows: kd.Rows
-    version: int
 
 
 class ProjectSession:
@@ -107,18 +98,8 @@ class ProjectSession:
         self.live, self._base_state = self._build()
         self.pool = PoolCache(self.spec.template)
         self._unlabeled: list[int] = []  # as of the last ranking (pool re-read each time: imports)
-        self.record = PrequentialRecord()
         self.consolidations: list[dict[str, Any]] = []  # one entry per swap, oldest first
-        self.record_error: Exception | None = None
-        self._calibration_lock = threading.Lock()
-        self._calibration_record: list[tuple[np.ndarray, np.ndarray]] = []
-        self.calibration = MarginMap()  # the prior until reload_calibration reads the record
-        self.reload_calibration()
-        self._jobs: stdqueue.Queue[_Job | None] = stdqueue.Queue()
-        self._recorder = threading.Thread(
-            target=self._record_loop, name="cwal-recorder", daemon=True
-        )
-        self._recorder.start()
+        self.recorder = Recorder(store, project_id, self.config.k, self._tuned)
         self.queue = ScoringQueue(self._score, idle=self._warm_pool)
         self.consolidator = Consolidator(self._consolidate)
         self._closed = False
@@ -151,10 +132,19 @@ class ProjectSession:
     def model(self) -> SequenceLearner:
         return self.live.model
 
-    def _catch_up(self, own: int | None = None) -> list[_Job]:
-        """Apply every log row after the watermark (under the lock); snapshots for ``own``."""
+    def _unseen(self) -> list[LogRow]:
+        """The log rows after the watermark, read off the lock (``_catch_up`` drops the ones
+        another thread applied meanwhile: the watermark only grows)."""
+        return self.store.log_after(self.project_id, self.live.watermark)
+
+    def _catch_up(self, own: int | None = None, rows: list[LogRow] | None = None) -> list[Snapshot]:
+        """Apply every log row after the watermark (under the lock); snapshots for ``own``.
+        ``rows``: read by ``_unseen`` before the lock was taken (else read here)."""
         live = self.live
-        rows = self.store.log_after(self.project_id, live.watermark)
+        if rows is None:
+            rows = self.store.log_after(self.project_id, live.watermark)
+        else:
+            rows = [r for r in rows if r.id > live.watermark]
         if not rows:
             return []
         undone = {r.supersedes_id for r in rows if r.status == "undone"}
@@ -168,19 +158,19 @@ class ProjectSession:
         if covered and any(t in undone for t, _ in self.store.retractions(self.project_id)):
             self.live, self._base_state = self._build()  # the base itself is now invalid
             return []
-        jobs: list[_Job] = []
+        jobs: list[Snapshot] = []
 
         def snapshot(row: LogRow) -> None:
             if row.id == own and live.model.labels_ and live.n_labeled:
                 snap = kd.rows_for(live.model, live.model.encode([_sentence(row)]))
-                jobs.append(_Job(row, snap, live.version))
+                jobs.append(Snapshot(row, snap, live.version))
 
         replay(live, rows, before_learn=snapshot)
         return jobs
 
-    def _after_change(self, jobs: list[_Job]) -> None:
+    def _after_change(self, jobs: list[Snapshot]) -> None:
         for job in jobs:
-            self._jobs.put(job)
+            self.recorder.put(job)
         self.queue.request(self.generation)
         if self.needs_consolidation():
             self.consolidator.trigger()
@@ -193,8 +183,9 @@ class ProjectSession:
 
     def sync(self) -> None:
         """Catch up with rows other processes stored (``next`` and ``submit`` do it too)."""
+        rows = self._unseen()
         with self._lock:
-            jobs = self._catch_up()
+            jobs = self._catch_up(rows=rows)
         self._after_change(jobs)
 
     # ----- the service ------------------------------------------------------------------------
@@ -203,8 +194,9 @@ class ProjectSession:
     ) -> int:
         """Store the annotation (committed first), then update the live model; its id."""
         annotation_id = self.store.submit(sentence_id, annotator_id, tags, seconds)
+        rows = self._unseen()
         with self._lock:
-            jobs = self._catch_up(own=annotation_id)
+            jobs = self._catch_up(own=annotation_id, rows=rows)
         self._after_change(jobs)
         return annotation_id
 
@@ -259,23 +251,34 @@ class ProjectSession:
                 "consolidating": self.consolidator.busy,
                 "last_consolidation": self.consolidations[-1] if self.consolidations else None,
                 "consolidation_error": _error(self.consolidator.last_error),
-                "record_error": _error(self.record_error),
+                "record_error": _error(self.recorder.error),
             }
 
     def wait_idle(self, timeout: float = 300.0) -> None:
         """Block until prequential records, consolidation and the ranking have caught up."""
-        self._jobs.join()
+        self.recorder.join()
         self.consolidator.wait(timeout)
         self.queue.wait_fresh(timeout)
 
-    def close(self) -> None:
+    @property
+    def threads(self) -> list[threading.Thread]:
+        """The session's background threads: the scorer, the prequential recorder and the
+        consolidator (it starts them all and ``close`` stops them all)."""
+        return [self.queue.thread, self.recorder.thread, self.consolidator.thread]
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop every background thread of the session and join them (together at most
+        ``timeout`` s; a retrain or ranking in progress finishes first). A ``next`` waiting for
+        a ranking raises ``Stopped``."""
         if self._closed:
             return
         self._closed = True
-        self._jobs.put(None)
-        self.consolidator.stop()
-        self.queue.stop()
-        self._recorder.join(timeout=30)
+        self.consolidator.stop(timeout=None)
+        self.queue.stop(timeout=None)
+        self.recorder.stop(timeout=None)
+        deadline = time.monotonic() + timeout
+        for thread in self.threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     # ----- scoring ------------------------------------------------------------------------------
     def _suggest(self, sentence_id: int, scored: Scored, version: int) -> Suggestion:
@@ -384,54 +387,57 @@ class ProjectSession:
         out.seconds = time.perf_counter() - start
         return out
 
-    # ----- prequential record -------------------------------------------------------------------
-    def _record_loop(self) -> None:
-        background_thread()
-        while True:
-            job = self._jobs.get()
-            try:
-                if job is None:
-                    return
-                self._record(job)
-            except Exception as exc:  # the label itself is already safe; say what failed
-                self.record_error = exc
-            finally:
-                self._jobs.task_done()
+    # ----- prequential record (cwal.live.recorder) and consolidation ----------------------------
+    @property
+    def record(self) -> PrequentialRecord:
+        return self.recorder.record
 
-    def _record(self, job: _Job) -> None:
-        row = job.row
-        seed = seed_of(self.project_id, job.version, row.id)
-        rec = prequential(job.rows, list(row.tags or []), k=self.config.k, seed=seed)
-        self.record.add(rec.grid_pc, rec.grid_fixed, rec.correct)
-        s_pc, s_fixed = self.record.tune()  # the ranking's noise scale, from the first labels
-        if s_pc is not None and s_fixed is not None:
-            with self._lock:
-                self.live.s_pc, self.live.s_fixed = s_pc, s_fixed
-        shown = self.calibration(rec.margins)  # the map as it stood before this label
-        keys = np.minimum(rec.margins, MAX_KEY)
-        pred = PredictionRow(row.sentence_id, job.version, rec.predicted, shown.tolist(), "kd-pc",
-                             float(shown.min()) if shown.size else None, row.user_id,
-                             keys.tolist())  # fmt: skip
-        self.store.log_predictions(self.project_id, [pred])
-        with self._calibration_lock:
-            self._calibration_record.append((keys, rec.correct))
-            self.calibration = MarginMap.fit(self._calibration_record)
+    @property
+    def calibration(self) -> MarginMap:
+        """Delta -> the probability that a token is right, fitted on the prequential record."""
+        return self.recorder.calibration
 
-    def reload_calibration(self) -> None:
-        """Refit the calibration map on the store's whole prequential record (every process's
-        predictions; a consolidation calls it)."""
-        record = [(np.asarray(k, float), np.asarray(c, bool))
-                  for k, c in self.store.calibration_keys(self.project_id)]  # fmt: skip
-        with self._calibration_lock:
-            self._calibration_record = record
-            self.calibration = MarginMap.fit(record)
+    def _tuned(self, s_pc: float, s_fixed: float) -> None:
+        with self._lock:
+            self.live.s_pc, self.live.s_fixed = s_pc, s_fixed
 
-    # ----- consolidation (cwal.live.consolidation) --------------------------------------------
     def _consolidate(self) -> None:
-        consolidate(self)
+        """Retrain from scratch on the labels as of the watermark X, tune s on the prequential
+        record, checkpoint, swap in; or adopt a newer checkpoint of another process."""
+        start = time.perf_counter()
+        with self._lock:
+            x, version, base = self.live.watermark, self.live.version, self.live.base
+            if not self.needs_consolidation():
+                return
+        found = adoptable(self.store, self.project_id, base, x)
+        if found is not None:
+            return self._swap(found)
+        epochs, shards = self.config.consolidation_epochs, self.config.consolidation_shards
+        model, n_train = retrain(self.store, self.project_id, self.spec, epochs, shards, x)
+        s_pc, s_fixed = self.record.tune()
+        self.recorder.reload()  # every process's record, as a restart would read it
+        with self._lock:
+            s_pc = self.live.s_pc if s_pc is None else s_pc
+            s_fixed = self.live.s_fixed if s_fixed is None else s_fixed
+        state, seconds = model.to_bytes(), time.perf_counter() - start
+        info = {"version": version, "s_pc": s_pc, "s_fixed": s_fixed, "n_train": n_train,
+                "epochs": epochs, "shards": shards, "record_tokens": len(self.record),
+                "seconds": round(seconds, 3)}  # fmt: skip
+        cid = self.store.save_checkpoint(self.project_id, state, x, info)
+        self._swap(Retrained(cid, x, info, state, seconds))
 
     def _swap(self, new: Retrained) -> None:
-        swap(self, new)
+        """Swap in the checkpoint ``new`` under the lock, the rows after it applied again."""
+        model = SequenceLearner.from_bytes(new.state, f"checkpoint {new.checkpoint_id}")
+        defaults = (self.config.s_pc, self.config.s_fixed)
+        with self._lock:
+            jobs = self._catch_up()
+            fresh = rebase(self.live, new, model, self.store, self.project_id, self.spec, defaults)
+            if fresh is None:
+                return
+            self.live, self._base_state = fresh, new.state
+            self.consolidations.append(swapped(new, fresh))
+        self._after_change(jobs)
 
 
 def _sentence(row: LogRow | PoolSentence) -> Sentence:

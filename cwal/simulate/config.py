@@ -40,7 +40,8 @@ FULL_DATA = "full-data"
 MODES = ("retrain", "online")
 # Relative cost of one selection step (longest cells are scheduled first).
 COST = {"kd-pc": 4.0, "kd-fixed": 3.0, "max-entropy": 3.0, "mean-entropy": 3.0, FULL_DATA: 5.0,
-        "errors-per-word": 3.5, "least-confident-per-word": 3.5, "total-entropy": 3.5}  # fmt: skip
+        "errors-per-word": 3.5, "dense-errors-per-word": 3.5, "least-confident-per-word": 3.5,
+        "total-entropy": 3.5}  # fmt: skip
 
 
 def strategies_for(learner: str) -> tuple[str, ...]:

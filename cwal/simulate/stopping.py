@@ -24,7 +24,8 @@ def stop_table(
     """Per strategy (means over seeds): ``signal_words`` and ``signal_f1`` where the signal fires
     (over the seeds where it does, counted in ``signalled``), ``words_to_99`` (words to ``reach``
     x the seed's full-data F1, over the seeds that get there, counted in ``reached``) and
-    ``f1_gap``, the seed's final F1 minus the F1 at the signal (what stopping there gave up)."""
+    ``f1_gap``, the seed's final F1 minus the F1 at the signal (what stopping there gave up),
+    and ``last_kappa``, the kappa of the last check (how close a run that never fired came)."""
     if "kappa" not in curves.columns:
         return pd.DataFrame()
     full = curves[curves["strategy"] == FULL_DATA].groupby("seed")["f1"].last()
@@ -32,7 +33,8 @@ def stop_table(
     rows = []
     for (strategy, seed), g in runs.groupby(["strategy", "seed"]):
         x, y = g["n_tokens"].to_numpy(float), g["f1"].to_numpy(float)
-        at = stop_point(g["kappa"].to_numpy(float), threshold, window)
+        kappas = g["kappa"].to_numpy(float)
+        at = stop_point(kappas, threshold, window)
         target = reach * float(full[seed]) if seed in full.index else math.nan
         rows.append(
             {
@@ -41,6 +43,7 @@ def stop_table(
                 "signal_f1": y[at] if at >= 0 else math.nan,
                 "f1_gap": y[-1] - y[at] if at >= 0 else math.nan,
                 "words_to_99": words_to_reach(x, y, target),
+                "last_kappa": kappas[-1] if len(kappas) > 1 else math.nan,
             }
         )
     if not rows:
@@ -54,6 +57,7 @@ def stop_table(
         f1_gap=("f1_gap", "mean"),
         reached=("words_to_99", lambda v: int(v.notna().sum())),
         words_to_99=("words_to_99", "mean"),
+        last_kappa=("last_kappa", "mean"),
     )
     return table
 
@@ -67,12 +71,13 @@ def format_stops(table: pd.DataFrame) -> str:
         return format(v, fmt) if np.isfinite(v) else "-"
 
     head = (f"{'strategy':<28}{'signal at words':>16}{'F1 there':>9}{'final - there':>14}"
-            f"{'words to 99% full':>19}")  # fmt: skip
+            f"{'words to 99% full':>19}{'last kappa':>11}")  # fmt: skip
     lines = [f"stopping signal (kappa >= {THRESHOLD} on the stop set {WINDOW} checks in a row)",
              head, "-" * len(head)]  # fmt: skip
     for name, r in table.iterrows():
         signal = f"{num(r['signal_words'], ',.0f')} ({int(r['signalled'])}/{int(r['seeds'])})"
         reached = f"{num(r['words_to_99'], ',.0f')} ({int(r['reached'])}/{int(r['seeds'])})"
         lines.append(f"{name:<28}{signal:>16}{num(100 * r['signal_f1'], '.2f'):>9}"
-                     f"{num(100 * r['f1_gap'], '+.2f'):>14}{reached:>19}")  # fmt: skip
+                     f"{num(100 * r['f1_gap'], '+.2f'):>14}{reached:>19}"
+                     f"{num(r['last_kappa'], '.4f'):>11}")  # fmt: skip
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from cwal.confidence import DEFAULT_K, DEFAULT_S, Confidence, estimate
+from cwal.confidence import DEFAULT_K, DEFAULT_S, RANKS, Confidence, estimate
 from cwal.confidence.rows import restrict
 from cwal.decode import emissions
 from cwal.features import Encoded
@@ -29,7 +29,7 @@ from cwal.strategies.order import encoded, lengths_of, sentence_reduce
 Batch = Sequence[Sentence] | Encoded
 
 
-class _Estimated(Strategy):
+class Estimated(Strategy):
     """Base of the strategies that score by a per-token confidence estimate of ``method``."""
 
     method = "kd-pc"
@@ -40,15 +40,20 @@ class _Estimated(Strategy):
         *,
         k: int | None = None,
         s: float | None = None,
+        rank: str | None = None,
         candidates: int = 1000,
         seed: int = 0,
     ) -> None:
         super().__init__(candidates=candidates, seed=seed)
         self.k = int(DEFAULT_K.get(self.method, 0) if k is None else k)
         self.s = float(DEFAULT_S.get(self.method, 0.0) if s is None else s)
+        if rank is not None:  # another token key (``RANKS``), e.g. to compare with the default
+            if rank not in RANKS:
+                raise ValueError(f"unknown rank {rank!r}; choose one of {RANKS}")
+            self.token_rank = rank
 
     def _params(self) -> dict[str, Any]:
-        return {"k": self.k, "s": self.s, **super()._params()}
+        return {"k": self.k, "s": self.s, "rank": self.token_rank, **super()._params()}
 
     def _method(self, model: Any) -> str:
         return self.method
@@ -69,7 +74,7 @@ class _Estimated(Strategy):
 
 
 @register
-class KDPC(_Estimated):
+class KDPC(Estimated):
     """KD-PC: a sentence scores its least confident token (draws from N(mu, s Sigma))."""
 
     name = "kd-pc"
@@ -85,7 +90,7 @@ class KDFixed(KDPC):
 
 
 @register
-class KBV(_Estimated):
+class KBV(Estimated):
     """K-best Viterbi: the share of the k best labelings that agree, ties by Delta."""
 
     name = "kbv"
@@ -102,7 +107,7 @@ class WKBV(KBV):
 
 
 @register
-class Delta(_Estimated):
+class Delta(Estimated):
     """Delta: the smallest max-marginal margin of a token's predicted label."""
 
     name = "delta"
@@ -111,7 +116,7 @@ class Delta(_Estimated):
 
 
 @register
-class MaxEntropy(_Estimated):
+class MaxEntropy(Estimated):
     """Highest token entropy of the KD label distribution first (KD-PC if the model has a
     covariance, KD-Fixed otherwise)."""
 

@@ -4,6 +4,14 @@ Every function takes the ``Engine`` from ``db.engine.open_database`` first, open
 own transaction, and commits writes before returning. Split by topic; all names re-exported here.
 """
 
+from db.repository.accounts import (
+    SetupOverError,
+    change_password,
+    create_first_lead,
+    record_sign_in,
+    set_disabled,
+    sign_in_wait,
+)
 from db.repository.annotations import STATUSES, UndoResult, skip, submit_annotation, undo_last
 from db.repository.base import (
     DatabaseBusyError,
@@ -15,6 +23,7 @@ from db.repository.base import (
 )
 from db.repository.checkpoints import (
     CheckpointInfo,
+    current_checkpoints,
     get_checkpoint,
     latest_checkpoint,
     list_checkpoints,
@@ -40,6 +49,20 @@ from db.repository.history import (
     iter_latest_annotations,
     last_annotation_id,
     retractions,
+)
+from db.repository.label_config import KEYS, PALETTE, LabelType, entity_types, label_types
+from db.repository.labels import (
+    DROP,
+    LabelChangeInfo,
+    LabelsInUseError,
+    add_label_type,
+    carry_over,
+    label_changes,
+    label_usage,
+    mappings_since,
+    remove_label_type,
+    reorder_label_types,
+    update_label_type,
 )
 from db.repository.leases import (
     LeaseInfo,
@@ -253,4 +276,27 @@ __all__ = [
     "update_project_settings",
     "validate_settings",
     "verify_password",
+    "SetupOverError",
+    "change_password",
+    "create_first_lead",
+    "record_sign_in",
+    "set_disabled",
+    "sign_in_wait",
+    "DROP",
+    "KEYS",
+    "PALETTE",
+    "LabelChangeInfo",
+    "LabelType",
+    "LabelsInUseError",
+    "add_label_type",
+    "carry_over",
+    "mappings_since",
+    "current_checkpoints",
+    "entity_types",
+    "label_changes",
+    "label_types",
+    "label_usage",
+    "remove_label_type",
+    "reorder_label_types",
+    "update_label_type",
 ]

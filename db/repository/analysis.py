@@ -194,7 +194,7 @@ def _rebuild(engine: Engine, project_id: int) -> reports.ModelState:
     settings = get_project(engine, project_id).settings
     metas = [
         CheckpointMeta(c.id, c.last_annotation_id or 0, dict(c.info))
-        for c in list_checkpoints(engine, project_id)
+        for c in list_checkpoints(engine, project_id, settings.get("labels_revision", 0))
     ]
     base = valid_base(metas, retraction_pairs(engine, project_id))
     state = get_checkpoint(engine, base.id).state if base is not None else None

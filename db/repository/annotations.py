@@ -40,7 +40,7 @@ from db.repository.base import (
 from db.repository.leases import take_lease
 from db.repository.projects import DEFAULT_SETTINGS
 from db.repository.state import not_retracted
-from db.repository.versions import settle_if_agreed, wants_version
+from db.repository.versions import is_overlap, settle_if_agreed, wants_version
 
 STATUSES = ("submitted", "skipped", "undone", "version")
 
@@ -62,15 +62,13 @@ _CONTEXT = (
     select(
         Sentence.project_id,
         Sentence.tokens,
+        Sentence.split,
         Project.settings,
+        Project.overlap_share,
         select(User.id).where(User.id == _U).scalar_subquery().label("user_ok"),
     )
     .join(Project, Project.id == Sentence.project_id)
     .where(Sentence.id == _S)
-)
-# On PostgreSQL the same round trip takes the project's annotation lock (see base.py).
-_CONTEXT_PG = _CONTEXT.add_columns(
-    func.pg_advisory_xact_lock(ANNOTATION_LOCK_NS, Sentence.project_id).label("locked")
 )
 _CURRENT_ID = (
     select(func.max(Annotation.id))
@@ -96,18 +94,31 @@ _SUBMIT = (
 )
 _SKIP = insert(Annotation).values(**_ROW, status="skipped").returning(Annotation.id)
 _RELEASE = delete(Lease).where(Lease.sentence_id == _S, Lease.user_id == _U)
+# On PostgreSQL the lease goes in the same round trip that then takes the project's annotation
+# lock (see base.py), so the lock is held for the insert and the commit only.
+_RELEASE_AND_LOCK = select(
+    func.pg_advisory_xact_lock(ANNOTATION_LOCK_NS, bindparam("project_id", type_=Integer))
+).add_cte(_RELEASE.cte("released"))
 
 
-def _context(conn: Connection, sentence_id: int, user_id: int) -> tuple[int, int, dict[str, Any]]:
-    """``(project_id, number of tokens, project settings)`` of a sentence, in one round trip
-    that also checks the user exists and takes the project's annotation lock."""
-    query = _CONTEXT_PG if conn.dialect.name == "postgresql" else _CONTEXT
-    row = conn.execute(query, {"sentence_id": sentence_id, "user_id": user_id}).one_or_none()
+@dataclass(frozen=True)
+class _Context:
+    project_id: int
+    n_tokens: int
+    settings: dict[str, Any]
+    maybe_version: bool  # an overlap pool sentence: the submission may be a version
+
+
+def _context(conn: Connection, sentence_id: int, user_id: int) -> _Context:
+    """The sentence's project, length and settings, in one round trip that also checks the
+    user exists (no lock: nothing here changes while the sentence exists)."""
+    row = conn.execute(_CONTEXT, {"sentence_id": sentence_id, "user_id": user_id}).one_or_none()
     if row is None:
         raise NotFoundError(f"no sentence with id {sentence_id}")
     if row.user_ok is None:
         raise NotFoundError(f"no user with id {user_id}")
-    return row.project_id, len(row.tokens), {**DEFAULT_SETTINGS, **row.settings}
+    overlap = row.split == "pool" and is_overlap(sentence_id, row.overlap_share)
+    return _Context(row.project_id, len(row.tokens), {**DEFAULT_SETTINGS, **row.settings}, overlap)
 
 
 def _insert(conn: Connection, **values: Any) -> int:
@@ -130,19 +141,24 @@ def _record(
 
 
 def _write(engine: Engine, statement: Any, tags: Sequence[str] | None, given: dict) -> int:
-    """One try of a submit or skip (``given``: sentence_id, user_id, seconds, now)."""
+    """One try of a submit or skip (``given``: sentence_id, user_id, seconds, now): four round
+    trips on PostgreSQL (context, lease release + annotation lock, insert, commit)."""
     sentence_id, annotator_id, now = given["sentence_id"], given["user_id"], given["now"]
     with write_transaction(engine, busy_ms=BUSY_TRY_MS) as conn:
-        project_id, n_tokens, settings = _context(conn, sentence_id, annotator_id)
-        checked = None if tags is None else check_tags(tags, n_tokens, settings)
+        ctx = _context(conn, sentence_id, annotator_id)
+        project_id = ctx.project_id
+        checked = None if tags is None else check_tags(tags, ctx.n_tokens, ctx.settings)
         params = {**given, "project_id": project_id, "tags": checked}
-        if statement is _SUBMIT and wants_version(conn, sentence_id):
-            annotation_id = _insert(conn, **_version_row(params))
-            conn.execute(_RELEASE, params)
-            settle_if_agreed(conn, project_id, sentence_id, annotator_id, now)
-            return annotation_id
+        if statement is _SUBMIT and ctx.maybe_version:
+            lock_project_annotations(conn, project_id)  # whether it has gold yet, under the lock
+            if wants_version(conn, sentence_id):
+                annotation_id = _insert(conn, **_version_row(params))
+                conn.execute(_RELEASE, params)
+                settle_if_agreed(conn, project_id, sentence_id, annotator_id, now)
+                return annotation_id
+        postgres = conn.dialect.name == "postgresql"
+        conn.execute(_RELEASE_AND_LOCK if postgres else _RELEASE, params)
         annotation_id = conn.execute(statement, params).scalar_one()
-        conn.execute(_RELEASE, params)
     return annotation_id
 
 

@@ -11,6 +11,7 @@ from sqlalchemy import Engine, delete, insert, select
 from db.engine import read_transaction, write_transaction
 from db.models import Checkpoint
 from db.repository.base import InvalidValueError, NotFoundError, check_json, check_time
+from db.repository.projects import get_project
 
 
 @dataclass(frozen=True)
@@ -85,13 +86,26 @@ def get_checkpoint(engine: Engine, checkpoint_id: int) -> CheckpointInfo:
     return CheckpointInfo(*row[:5], state=bytes(row.state))
 
 
-def list_checkpoints(engine: Engine, project_id: int) -> list[CheckpointInfo]:
-    """The project's checkpoints, oldest first, without their state."""
+def list_checkpoints(
+    engine: Engine, project_id: int, labels_revision: int | None = None
+) -> list[CheckpointInfo]:
+    """The project's checkpoints, oldest first, without their state; with ``labels_revision``,
+    only those of models trained under that label configuration (``info["labels_revision"]``,
+    0 when absent): a rename or merge since makes the older ones describe other tags."""
     with read_transaction(engine) as conn:
         rows = conn.execute(
             select(*_META).where(Checkpoint.project_id == project_id).order_by(Checkpoint.id)
         ).all()
-    return [CheckpointInfo(*row) for row in rows]
+    found = [CheckpointInfo(*row) for row in rows]
+    if labels_revision is None:
+        return found
+    return [c for c in found if int(c.info.get("labels_revision", 0)) == labels_revision]
+
+
+def current_checkpoints(engine: Engine, project_id: int) -> list[CheckpointInfo]:
+    """The checkpoints of the project's current label configuration, oldest first."""
+    revision = int(get_project(engine, project_id).settings.get("labels_revision", 0))
+    return list_checkpoints(engine, project_id, revision)
 
 
 def prune_checkpoints(engine: Engine, project_id: int, keep: int = 5) -> int:

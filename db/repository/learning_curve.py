@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 from cwal import reports
 from cwal.live import CheckpointMeta
 from db.repository.analysis import log_frames, pool_sample_ids, pool_view, split_sentences
-from db.repository.checkpoints import CheckpointInfo, get_checkpoint, list_checkpoints
+from db.repository.checkpoints import CheckpointInfo, current_checkpoints, get_checkpoint
 from db.repository.projects import get_project
 from db.repository.views import POINTS, VIEWS, feature_cache, model_key, project_key
 
@@ -38,7 +38,7 @@ def curve_points(engine: Engine, project_id: int, max_lag: int = 0) -> pd.DataFr
 
 def _curve_points(engine: Engine, project_id: int) -> pd.DataFrame:
     log = log_frames(engine, project_id).labels
-    metas = list_checkpoints(engine, project_id)
+    metas = current_checkpoints(engine, project_id)
     if len(metas) > CURVE_CHECKPOINTS + 1:
         pick = np.linspace(0, len(metas) - 1, CURVE_CHECKPOINTS + 1).round().astype(int)
         metas = [metas[i] for i in sorted(set(pick.tolist()))]

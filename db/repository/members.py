@@ -10,16 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import Connection, Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from db.engine import read_transaction, write_transaction
 from db.models import Membership, Project, User, utcnow
 from db.repository.base import InvalidValueError, NotFoundError, is_unique_violation
 from db.repository.projects import DEFAULT_SETTINGS, ProjectInfo
+from db.repository.users import ADMIN_ROLE
 
 PROJECT_ROLES = ("lead", "reviewer", "annotator")
-ADMIN_ROLE = "lead"  # the users.role that manages accounts and leads every project
 
 
 @dataclass(frozen=True)
@@ -36,12 +36,30 @@ def _check_role(role: str) -> str:
     return role
 
 
+def _keep_a_lead(conn: Connection, project_id: int, user_id: int) -> None:
+    """Refuse (InvalidValueError) when ``user_id`` is the project's only lead member. The lead
+    rows are locked before they are counted (``FOR UPDATE``; SQLite's write transaction holds the
+    database lock), so two leads stepping down at once cannot both pass: the second one waits,
+    then no longer sees the first as a lead."""
+    leads = (
+        select(Membership.user_id)
+        .where(Membership.project_id == project_id, Membership.role == "lead")
+        .order_by(Membership.user_id)
+        .with_for_update()
+    )
+    if conn.execute(leads).scalars().all() == [user_id]:
+        raise InvalidValueError("the project's last lead cannot stop leading it")
+
+
 def set_member(engine: Engine, project_id: int, user_id: int, role: str) -> None:
-    """Make a user a member of a project with ``role`` (or change their role)."""
+    """Make a user a member of a project with ``role`` (or change their role); the project's
+    last lead cannot stop leading it (atomic, see :func:`_keep_a_lead`)."""
     _check_role(role)
     with write_transaction(engine) as conn:
         if conn.execute(select(Project.id).where(Project.id == project_id)).first() is None:
             raise NotFoundError(f"no project with id {project_id}")
+        if role != "lead":
+            _keep_a_lead(conn, project_id, user_id)
         if conn.execute(select(User.id).where(User.id == user_id)).first() is None:
             raise NotFoundError(f"no user with id {user_id}")
         done = conn.execute(
@@ -68,8 +86,10 @@ def set_member(engine: Engine, project_id: int, user_id: int, role: str) -> None
 
 
 def remove_member(engine: Engine, project_id: int, user_id: int) -> bool:
-    """Take a user off a project (their labels stay in the log); False when not a member."""
+    """Take a user off a project (their labels stay in the log); False when not a member. The
+    project's last lead cannot be taken off it (atomic, see :func:`_keep_a_lead`)."""
     with write_transaction(engine) as conn:
+        _keep_a_lead(conn, project_id, user_id)
         return bool(
             conn.execute(
                 delete(Membership).where(

@@ -21,6 +21,7 @@ from db.repository.base import (
     check_name,
     is_unique_violation,
 )
+from db.repository.label_config import check_labels
 
 DEFAULT_SETTINGS: dict[str, Any] = {
     "learner": "arow",  # a cwal.learners.make name
@@ -31,6 +32,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "scheme": "IOB2",
     "strict_scheme": True,  # invalid tag sequences are refused (False: repaired on import)
     "tagset": None,  # list of allowed tags; None accepts any tag
+    "labels": None,  # the editor's order, colour and key of each type (label_config)
+    "labels_revision": 0,  # changes that rewrote stored tags (db.repository.labels)
     "columns": None,  # CoNLL column roles for imports; None: the reader's default
     "consolidation_interval": 50,  # annotations between two full retrainings
     "lease_ttl_seconds": 900,
@@ -68,6 +71,10 @@ def validate_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     tagset = merged["tagset"]
     if tagset is not None and (not _is_str_list(tagset) or len(set(tagset)) != len(tagset)):
         raise InvalidValueError("setting 'tagset' must be null or a list of distinct tags")
+    merged["labels"] = check_labels(merged["labels"], tagset)
+    revision = merged["labels_revision"]
+    if isinstance(revision, bool) or not isinstance(revision, int) or revision < 0:
+        raise InvalidValueError("setting 'labels_revision' must be an integer >= 0")
     if merged["columns"] is not None and not _is_str_list(merged["columns"]):
         raise InvalidValueError("setting 'columns' must be null or a list of column roles")
     interval = merged["consolidation_interval"]

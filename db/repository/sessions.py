@@ -52,7 +52,11 @@ def session_user(engine: Engine, token: str | None) -> UserInfo | None:
         row = conn.execute(
             select(User.id, User.name, User.role, User.created_at)
             .join(SignInSession, SignInSession.user_id == User.id)
-            .where(SignInSession.token_hash == _digest(token), SignInSession.expires_at > utcnow())
+            .where(
+                SignInSession.token_hash == _digest(token),
+                SignInSession.expires_at > utcnow(),
+                User.disabled_at.is_(None),
+            )
         ).one_or_none()
     return None if row is None else UserInfo(row.id, row.name, row.role, row.created_at)
 

@@ -17,7 +17,7 @@ from cwal import reports
 from cwal.live import CheckpointMeta
 from cwal.measures.stopping import WINDOW, Signal, cohen_kappa, stabilizing
 from db.repository.analysis import pool_sample_ids, split_sentences
-from db.repository.checkpoints import CheckpointInfo, get_checkpoint, list_checkpoints
+from db.repository.checkpoints import CheckpointInfo, current_checkpoints, get_checkpoint
 from db.repository.projects import get_project
 from db.repository.views import POINTS, feature_cache, project_key
 
@@ -25,7 +25,7 @@ from db.repository.views import POINTS, feature_cache, project_key
 def stopping_signal(engine: Engine, project_id: int) -> Signal:
     """Kappas between the tags of the last ``WINDOW + 1`` checkpoints on the stop set, oldest
     first, and whether they all reach the threshold (``cwal.measures.stopping.Signal``)."""
-    metas = list_checkpoints(engine, project_id)[-(WINDOW + 1) :]
+    metas = current_checkpoints(engine, project_id)[-(WINDOW + 1) :]
     ids = pool_sample_ids(engine, project_id)
     if len(metas) < 2 or not ids:
         return stabilizing([], [m.info.get("version", m.id) for m in metas])

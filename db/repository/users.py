@@ -22,6 +22,7 @@ from db.repository.base import (
 )
 
 ROLES = ("annotator", "lead")
+ADMIN_ROLE = "lead"  # the users.role that manages accounts and leads every project
 # scrypt cost: 2**14 x 8 x 1 takes ~16 MB and tens of milliseconds; stored with each hash, so a
 # later change of these numbers keeps old hashes verifiable.
 SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_LEN = 1 << 14, 8, 1, 32
@@ -34,6 +35,7 @@ class UserInfo:
     name: str
     role: str
     created_at: datetime
+    disabled: bool = False  # a disabled account cannot sign in (``accounts.set_disabled``)
 
 
 def _password_bytes(password: str) -> bytes:
@@ -82,7 +84,7 @@ def verify_password(password: str, stored: str) -> bool:
 
 
 def _info(row) -> UserInfo:
-    return UserInfo(row.id, row.name, row.role, row.created_at)
+    return UserInfo(row.id, row.name, row.role, row.created_at, row.disabled_at is not None)
 
 
 def _check_role(role: str) -> str:
@@ -109,7 +111,7 @@ def add_user(engine: Engine, name: str, password: str, role: str = "annotator") 
         raise
 
 
-_COLUMNS = (User.id, User.name, User.role, User.created_at)
+_COLUMNS = (User.id, User.name, User.role, User.created_at, User.disabled_at)
 
 
 def get_user(engine: Engine, user_id: int) -> UserInfo:
@@ -138,7 +140,7 @@ def list_users(engine: Engine, role: str | None = None) -> list[UserInfo]:
 
 
 def authenticate(engine: Engine, name: str, password: str) -> UserInfo | None:
-    """The user when name and password match, else None.
+    """The user when name and password match and the account is not disabled, else None.
 
     An unknown name still costs one scrypt computation, so response time does not reveal which
     names exist.
@@ -153,7 +155,9 @@ def authenticate(engine: Engine, name: str, password: str) -> UserInfo | None:
             _DUMMY_HASH = hash_password("cwal-dummy-password")
         verify_password(password, _DUMMY_HASH)
         return None
-    return _info(row) if verify_password(password, row.password_hash) else None
+    if not verify_password(password, row.password_hash) or row.disabled_at is not None:
+        return None
+    return _info(row)
 
 
 def set_password(engine: Engine, user_id: int, password: str) -> None:
@@ -168,9 +172,15 @@ def set_password(engine: Engine, user_id: int, password: str) -> None:
 
 
 def set_role(engine: Engine, user_id: int, role: str) -> None:
-    """Make a user an annotator or a lead."""
+    """Make a user an annotator or a lead; the last lead cannot stop being one (someone must
+    manage the app). Atomic: the lead rows are locked (``FOR UPDATE``; on SQLite the write
+    transaction holds the database lock) before they are counted, so two leads demoting each
+    other at once leave one lead."""
     _check_role(role)
     with write_transaction(engine) as conn:
+        leads = select(User.id).where(User.role == ADMIN_ROLE).order_by(User.id).with_for_update()
+        if role != ADMIN_ROLE and conn.execute(leads).scalars().all() == [user_id]:
+            raise InvalidValueError("the last lead cannot stop being a lead")
         done = conn.execute(update(User).where(User.id == user_id).values(role=role)).rowcount
     if done != 1:
         raise NotFoundError(f"no user with id {user_id}")

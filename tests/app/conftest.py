@@ -74,9 +74,9 @@ def fake_live(monkeypatch: pytest.MonkeyPatch) -> dict:
 @pytest.fixture
 def demo(store: SimpleNamespace, users: SimpleNamespace) -> int:
     """The demo project's id."""
-    from ui import actions
+    from db.service import Service
 
-    project_id = actions.create_demo_project(users.lead)
+    project_id = Service(store.engine).create_demo_project(users.lead)
     repo.set_member(store.engine, project_id, users.annotator.id, "annotator")
     return project_id
 

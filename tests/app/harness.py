@@ -31,6 +31,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 EDITOR = ".cw-editor"
+_SERVERS: dict[str, subprocess.Popen] = {}  # base URL -> the running server
 READY = '.cw-editor[data-ready="1"]'
 
 # Installed in the page: from an Enter key press to (1) the next sentence shown and editable (the
@@ -85,6 +86,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def setup_token(home: Path, timeout: float = 60.0) -> str:
+    """The setup token a server on ``home`` asks for before the first lead exists: the
+    ``CWAL_SETUP_TOKEN`` it inherited, else the one it wrote to ``home/setup-token`` (and printed
+    on its console) when the sign-in page was first shown."""
+    if os.environ.get("CWAL_SETUP_TOKEN"):
+        return os.environ["CWAL_SETUP_TOKEN"]
+    path = home / "setup-token"
+    deadline = time.monotonic() + timeout
+    while not path.exists() or not path.read_text().strip():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the server wrote no setup token to {path}")
+        time.sleep(0.1)
+    return path.read_text().strip()
+
+
 @contextmanager
 def app_server(
     database_url: str,
@@ -93,9 +109,11 @@ def app_server(
     script: str = "app.py",
     env: dict[str, str] | None = None,
     timeout: float = 90.0,
+    port: int | None = None,
 ) -> Iterator[str]:
-    """Run ``streamlit run <script>`` on ``database_url`` and yield its base URL; stopped after."""
-    port = free_port()
+    """Run ``streamlit run <script>`` on ``database_url`` (on ``port``, or a free one) and yield
+    its base URL; stopped after (:func:`kill_server` kills it before)."""
+    port = port or free_port()
     env = {**os.environ, **(env or {}), "CWAL_DATABASE_URL": database_url, "CWAL_HOME": str(home)}
     cmd = [
         sys.executable, "-m", "streamlit", "run", script,
@@ -108,6 +126,7 @@ def app_server(
         cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
     base = f"http://127.0.0.1:{port}"
+    _SERVERS[base] = proc
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -133,7 +152,20 @@ def app_server(
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+        _SERVERS.pop(base, None)
         log.close()
+
+
+def server_pid(base: str) -> int:
+    """The process id of the server at ``base``."""
+    return _SERVERS[base].pid
+
+
+def kill_server(base: str) -> None:
+    """Kill the server at ``base`` (and its children) at once, as a crash would: SIGKILL."""
+    proc = _SERVERS[base]
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 @contextmanager

@@ -17,9 +17,9 @@ import pytest
 from cwal.io import read_conll
 from db import open_database
 from db import repository as repo
+from db.service import install_demo
 from tests.app import harness
 from tests.app.conftest import PASSWORD
-from ui.actions import install_demo
 
 pytestmark = [
     pytest.mark.browser,
@@ -230,7 +230,7 @@ def test_hostile_text_is_shown_never_run(tmp_path: Path) -> None:
     import json
 
     from db import imports
-    from ui.actions import tagset
+    from db.service import tagset
 
     url = f"sqlite:///{tmp_path / 'cwal.sqlite3'}"
     ids = harness.seed(url, [("lena", PASSWORD, "lead"), (HOSTILE_USER, PASSWORD, "annotator")])

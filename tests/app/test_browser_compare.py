@@ -12,10 +12,10 @@ from cwal.io import write_conll
 from cwal.simulate import Ref, SimConfig
 from db import open_database
 from db import simulations as sims
+from db.service import install_demo
 from tests.app import harness
 from tests.app.conftest import PASSWORD
 from tests.test_simulate import sentences
-from ui.actions import install_demo
 
 CHART = '[data-testid="stVegaLiteChart"]'
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"

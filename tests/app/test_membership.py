@@ -13,8 +13,8 @@ import pytest
 
 from db import imports
 from db import repository as repo
+from db.service import Forbidden, Service, tagset
 from tests.app.conftest import PASSWORD, REPO, app
-from ui import actions, auth
 from ui.annotate import Annotator
 
 A_NAME, B_NAME = "Alpha newsroom", "Bravo secret desk"
@@ -23,8 +23,8 @@ PAGES = sorted(p.name for p in (REPO / "pages").glob("*.py") if p.name != "login
 
 
 def _project(engine, name: str, words: list[str]) -> int:
-    tagset = actions.tagset(["PER"], "IOB2")
-    project_id = repo.create_project(engine, name, {"tagset": tagset, "feature_template": "ner"})
+    tags = tagset(["PER"], "IOB2")
+    project_id = repo.create_project(engine, name, {"tagset": tags, "feature_template": "ner"})
     lines = [json.dumps({"tokens": [w, "went", "home"]}) for w in words]
     imports.import_bytes(engine, project_id, ("\n".join(lines) + "\n").encode(), f"{name}.jsonl")
     return project_id
@@ -80,6 +80,7 @@ def test_the_project_list_holds_only_the_users_projects(store, users, two_projec
 def test_every_project_action_on_b_is_refused_to_an_annotator_of_a(store, users, two_projects):
     a, b = two_projects
     repo.set_member(store.engine, a, users.annotator.id, "lead")  # lead of A, outsider of B
+    actions = Service(store.engine)
     for call in (
         lambda u: actions.export_file(u, b, "conll"),
         lambda u: actions.list_members(u, b),
@@ -87,7 +88,7 @@ def test_every_project_action_on_b_is_refused_to_an_annotator_of_a(store, users,
         lambda u: actions.update_settings(u, b, {"learner": "pa"}),
         lambda u: actions.import_upload(u, b, b'{"tokens": ["x"]}\n', "x.jsonl"),
     ):
-        with pytest.raises(auth.Forbidden):
+        with pytest.raises(Forbidden):
             call(users.annotator)
     assert B_WORDS[0] not in actions.export_file(users.annotator, a, "conll").decode()
     assert repo.project_role(store.engine, b, users.annotator.id) is None
@@ -112,6 +113,7 @@ def test_the_annotate_controller_refuses_a_project_of_which_the_user_is_no_membe
 
 def test_a_member_taken_off_the_project_stops_at_once(store, users, two_projects):
     a, b = two_projects
+    actions = Service(store.engine)
     assert actions.list_members(users.lead, a)[0].name == "arno"
     actions.remove_member(users.lead, a, users.annotator.id)
     assert repo.projects_of(store.engine, users.annotator.id) == []

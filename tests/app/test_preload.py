@@ -60,7 +60,7 @@ def test_only_a_lead_is_sent_the_chart_code(store, users, demo) -> None:
 )
 def test_a_leads_browser_loads_the_chart_code_before_any_lead_page(tmp_path: Path) -> None:
     from db import open_database
-    from ui.actions import install_demo
+    from db.service import install_demo
 
     url = f"sqlite:///{tmp_path / 'cwal.sqlite3'}"
     ids = harness.seed(url, [("lena", PASSWORD, "lead"), ("arno", PASSWORD, "annotator")])

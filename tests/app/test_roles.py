@@ -7,11 +7,19 @@ import inspect
 import pytest
 
 from db import repository as repo
+from db import simulations as sims
+from db.service import Forbidden, Service, guarded_actions
 from tests.app.conftest import REPO, app
-from ui import actions, auth
+from ui import state
 
 OPEN_PAGES = {"login.py", "annotate.py", "progress.py", "guidelines.py"}
 LEAD_PAGES = sorted(p.name for p in (REPO / "pages").glob("*.py") if p.name not in OPEN_PAGES)
+LEAD_ACTIONS = [n for n in guarded_actions() if getattr(Service, n).lead_only]
+# what anyone may call: signing in and out, and reads of one's own account and work
+OPEN_CALLS = {
+    "needs_setup", "sign_in", "resume", "user", "sign_out", "create_first_lead", "project_role",
+    "projects_of", "backup_hint", "is_member", "undone_tags", "counters", "label_changes_since",
+}  # fmt: skip
 INTERACTIVE = ("button", "download_button", "file_uploader", "text_input", "dataframe", "form")
 
 
@@ -48,8 +56,15 @@ def test_a_signed_out_visitor_is_refused_everywhere(store, users, demo, page) ->
         assert not at.get(kind)
 
 
-def _arguments(name: str, project_id: int, user_id: int) -> tuple:
+def _arguments(engine, name: str, project_id: int, user_id: int) -> tuple:
+    sentence_id = repo.sentence_ids(engine, project_id)[0]
+    words = len(repo.get_sentence(engine, sentence_id).tokens)
     return {
+        "save_fix": (project_id, sentence_id, ["O"] * words, 2.0),
+        "start_comparison": (project_id, None, "sneaky comparison"),
+        "add_label_type": (project_id, "EVENT"),
+        "update_label_type": (project_id, "PER"),
+        "remove_label_type": (project_id, "MISC", repo.DROP),
         "create_project": ("Sneaky", {}),
         "import_upload": (project_id, b'{"tokens": ["x"]}\n', "x.jsonl"),
         "create_demo_project": (),
@@ -68,46 +83,50 @@ def _arguments(name: str, project_id: int, user_id: int) -> tuple:
         "resolve_flag": (project_id, 1, "fixed"),
         "backup_database": (),
         "discard_import": (project_id, 1),
+        "set_disabled": (user_id, True),
     }[name]
 
 
-def test_every_lead_action_is_listed() -> None:
-    guarded = {
-        name
-        for name, fn in inspect.getmembers(actions, inspect.isfunction)
-        if getattr(fn, "lead_only", False)
-    }
-    assert guarded == {fn.__name__ for fn in actions.LEAD_ACTIONS}
+def test_every_service_call_is_guarded_or_open_to_all() -> None:
+    public = {n for n, _ in inspect.getmembers(Service, inspect.isfunction) if n[0] != "_"}
+    assert public - set(guarded_actions()) == OPEN_CALLS
+    assert {"set_role", "set_member", "remove_member", "save_fix"} <= set(LEAD_ACTIONS)
 
 
-@pytest.mark.parametrize("action", actions.LEAD_ACTIONS, ids=lambda f: f.__name__)
-def test_an_annotator_is_refused_every_lead_action(store, users, demo, action) -> None:
+@pytest.mark.parametrize("name", LEAD_ACTIONS)
+def test_an_annotator_is_refused_every_lead_action(store, users, demo, name, monkeypatch) -> None:
+    monkeypatch.setattr(sims, "launch", lambda url, key: None)  # no background simulation
+    action = getattr(state.service(), name)
     before = (
         repo.list_users(store.engine),
         repo.list_projects(store.engine),
         repo.count_sentences(store.engine, demo),
+        repo.last_annotation_id(store.engine, demo),
     )
-    args = _arguments(action.__name__, demo, users.annotator.id)
-    with pytest.raises(auth.Forbidden):
-        action(users.annotator, *args)
+    args = _arguments(store.engine, name, demo, users.annotator.id)
+    kwargs = {"color": "#123456"} if name == "update_label_type" else {}
+    with pytest.raises(Forbidden):
+        action(users.annotator, *args, **kwargs)
     after = (
         repo.list_users(store.engine),
         repo.list_projects(store.engine),
         repo.count_sentences(store.engine, demo),
+        repo.last_annotation_id(store.engine, demo),
     )
     assert after == before
-    action(users.lead, *args)  # the same call is allowed to a lead
+    action(users.lead, *args, **kwargs)  # the same call is allowed to a lead
 
 
 def test_a_demoted_lead_loses_lead_actions_at_once(store, users) -> None:
     stale = users.lead  # as the browser session saw them at sign-in
     other = repo.add_user(store.engine, "olga", "a long password", role="lead")
-    actions.set_role(repo.get_user(store.engine, other), stale.id, "annotator")
-    with pytest.raises(auth.Forbidden):
-        actions.list_users(stale)
+    service = Service(store.engine)
+    service.set_role(repo.get_user(store.engine, other), stale.id, "annotator")
+    with pytest.raises(Forbidden):
+        service.list_users(stale)
 
 
 def test_the_last_lead_cannot_be_demoted(store, users) -> None:
     with pytest.raises(repo.InvalidValueError):
-        actions.set_role(users.lead, users.lead.id, "annotator")
+        Service(store.engine).set_role(users.lead, users.lead.id, "annotator")
     assert repo.get_user(store.engine, users.lead.id).role == "lead"

@@ -13,9 +13,10 @@ import pytest
 
 from cwal.io.corpus import FORMAT_NAMES, WRITE_FORMATS
 from db import repository as repo
+from db.service import DEMO_NAME
 from tests.app.conftest import PASSWORD, app, editor_data
 from tests.app.fakes import FakeSession
-from ui import actions, state
+from ui import state
 
 
 def texts(at) -> str:
@@ -29,19 +30,27 @@ def texts(at) -> str:
     return "\n".join(str(p) for p in parts)
 
 
-def test_first_start_creates_the_lead_and_the_demo(store) -> None:
+def test_first_start_creates_the_lead_and_the_demo(store, capfd) -> None:
     at = app().run()
     assert not at.exception
     assert "first lead" in texts(at)
+    token = (store.tmp / "setup-token").read_text().strip()
+    assert token in capfd.readouterr().err  # printed on the server console
     at.text_input[0].input("lena")
     at.text_input[1].input(PASSWORD)
     at.text_input[2].input(PASSWORD)
+    at.text_input[3].input("not the token")
+    at.button[0].click().run()
+    assert "setup token" in at.error[0].value
+    assert repo.list_users(store.engine) == []
+    at.text_input[3].input(token)
     at.button[0].click().run()
     assert not at.exception
+    assert not (store.tmp / "setup-token").exists()  # used once
     lead = repo.find_user(store.engine, "lena")
     assert lead is not None and lead.role == "lead"
     assert at.session_state["cw_user_id"] == lead.id
-    demo = repo.find_project(store.engine, actions.DEMO_NAME)
+    demo = repo.find_project(store.engine, DEMO_NAME)
     counts = repo.project_counts(store.engine, demo.id)
     assert (counts.pool, counts.eval) == (320, 100)
 
@@ -138,7 +147,7 @@ def test_projects_page_creates_the_demo(store, users) -> None:
     demo_button = next(b for b in at.button if b.label == "Create the demo project")
     demo_button.click().run()
     assert not at.exception
-    assert repo.find_project(store.engine, actions.DEMO_NAME) is not None
+    assert repo.find_project(store.engine, DEMO_NAME) is not None
 
 
 CONLL = b"Anna B-PER\nlives O\nin O\nTarnsby B-LOC\n. O\n\nBo B-PER\nleft O\n\n"
@@ -232,7 +241,7 @@ def test_users_page_adds_an_annotator(store, users) -> None:
     assert repo.find_user(store.engine, "nora").role == "annotator"
 
 
-def test_a_project_without_types_gets_them_on_the_settings_form(store, users) -> None:
+def test_a_project_without_types_gets_them_on_the_settings_page(store, users) -> None:
     from db import imports
 
     project = repo.create_project(store.engine, "Bare", {})
@@ -241,11 +250,48 @@ def test_a_project_without_types_gets_them_on_the_settings_form(store, users) ->
     at = app("pages/annotate.py", user=users.annotator).run()
     assert "no entity types" in at.warning[0].value
     at = app("pages/add_files.py", user=users.lead).run()
-    next(t for t in at.text_input if t.label == "Entity types").input("PER LOC")
-    next(b for b in at.button if b.label == "Save settings").click().run()
-    assert not at.exception
+    for name in ("PER", "LOC"):
+        next(t for t in at.text_input if t.label == "New type").input(name)
+        next(b for b in at.button if b.label == "Add type").click().run()
+        assert not at.exception
     tagset = repo.get_project(store.engine, project).settings["tagset"]
     assert tagset == ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
     at = app("pages/annotate.py", user=users.annotator).run()
     assert not at.warning
     assert [x["type"] for x in editor_data(at)["labels"]] == ["PER", "LOC"]
+
+
+def test_sign_in_is_throttled_across_browser_sessions(store, users) -> None:
+    from db.repository import accounts
+
+    for _ in range(accounts.ACCOUNT_LIMIT):  # each attempt from a new browser session
+        at = app().run()
+        at.text_input[0].input("arno")
+        at.text_input[1].input("wrong password")
+        at.button[0].click().run()
+        assert "wrong password" in at.error[0].value
+    at = app().run()
+    at.text_input[0].input("arno")
+    at.text_input[1].input(PASSWORD)  # even the right password waits
+    at.button[0].click().run()
+    assert "Too many failed sign-ins" in at.error[0].value
+    assert "cw_user_id" not in at.session_state
+
+
+def test_a_lead_disables_an_account_and_it_is_signed_out(store, users) -> None:
+    signed_in = app(user=users.annotator).run()
+    assert signed_in.session_state["cw_user_id"] == users.annotator.id
+    at = app(user=users.lead).run()
+    at.switch_page("pages/users.py").run()
+    next(s for s in at.selectbox if s.label == "User").select(users.annotator.id)
+    next(r for r in at.radio if r.label == "Account").set_value("disable")
+    next(b for b in at.button if b.label == "Save").click().run()
+    assert not at.exception and not at.error
+    assert repo.get_user(store.engine, users.annotator.id).disabled
+    signed_in.run()
+    assert "cw_user_id" not in signed_in.session_state  # the next run signs them out
+    at = app().run()
+    at.text_input[0].input("arno")
+    at.text_input[1].input(PASSWORD)
+    at.button[0].click().run()
+    assert "disabled" in at.error[0].value and "cw_user_id" not in at.session_state

@@ -38,8 +38,8 @@ def test_agreement_page_shows_the_hand_computed_figures(store, users, demo, team
     assert not at.exception and not at.error
     metrics = {m.label: m.value for m in at.metric}
     # spans arno {PER 0-2, LOC 3}, bob {PER 0-1, LOC 3}: 1 exact match of 2 + 2
-    assert metrics["span F1 exact"] == "0.500"
-    assert metrics["span F1 partial"] == "0.750"  # PER overlaps: one half
+    assert metrics["span F1 exact"] == "50.0%"  # F1 in percent, kappa a coefficient
+    assert metrics["span F1 partial"] == "75.0%"  # PER overlaps: one half
     # n tokens, all but one agree; arno: PER 2, LOC 1, O n-3; bob: PER 1, LOC 1, O n-2
     po, pe = (n - 1) / n, (2 * 1 + 1 * 1 + (n - 3) * (n - 2)) / n**2
     assert metrics["Cohen's kappa"] == f"{(po - pe) / (1 - pe):.3f}"

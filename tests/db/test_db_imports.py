@@ -142,7 +142,7 @@ def test_second_import_of_same_content_is_refused(engine, project, corpus, snaps
 
 def test_progress_reports_until_the_end(engine, project, corpus):
     seen = []
-    import_file(engine, project, corpus(1000), progress=seen.append, chunk_size=100)
+    import_file(engine, project, corpus(1000), progress=seen.append, chunk_size=100, batch_ms=0)
     assert [p.sentences for p in seen] == list(range(100, 1001, 100))
     assert all(a.line < b.line for a, b in zip(seen, seen[1:], strict=False))
     assert seen[-1].fraction == pytest.approx(1.0, abs=0.01)

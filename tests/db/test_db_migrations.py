@@ -22,6 +22,8 @@ from db.models import Base
 
 TABLES = {
     "memberships",
+    "label_changes",
+    "sign_in_failures",
     "sign_in_sessions",
     "adjudications",
     "guidelines",

@@ -170,3 +170,38 @@ def test_one_calibrated_confidence_from_the_first_label(make_project) -> None:
         pytest.approx(float(np.mean(fitted(margin))))
     )
     live.close()
+
+
+def test_a_reload_while_a_label_is_recorded_counts_it_once(make_project, monkeypatch) -> None:
+    """A consolidation refits the calibration on the store's record while the recorder logs a
+    label: the map must be the one a restart fits (once flaky: the label counted twice)."""
+    import threading
+
+    from cwal.confidence.calibration import MarginMap
+    from db.repository import calibration_keys
+
+    p = make_project()
+    live = p.session()
+    annotate(live, p, "ann", 3)
+    live.wait_idle()
+    log = live.store.log_predictions
+    reloads: list[threading.Thread] = []
+
+    def log_then_reload(project_id, rows):  # a consolidation's reload lands in between
+        log(project_id, rows)
+        reloads.append(threading.Thread(target=live.recorder.reload))
+        reloads[-1].start()
+        reloads[-1].join(0.5)
+
+    monkeypatch.setattr(live.store, "log_predictions", log_then_reload)
+    annotate(live, p, "ann", 2)
+    live.wait_idle()
+    for t in reloads:
+        t.join(30)
+    assert len(reloads) == 2
+    record = calibration_keys(p.engine, p.id)
+    assert live.calibration == MarginMap.fit(record) and live.calibration.labels == len(record)
+    again = p.session()
+    assert again.calibration == live.calibration  # as a restart reads it
+    again.close()
+    live.close()

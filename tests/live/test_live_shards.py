@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cwal.learners import SequenceLearner
+from cwal.learners.shards import fit_shards
 from cwal.live import LiveConfig
 from cwal.live.consolidation import retrain_seed, training_set
 from db.repository import get_checkpoint, list_checkpoints
@@ -32,8 +33,8 @@ def test_sharded_consolidation_checkpoints_the_sharded_retrain(make_project) -> 
     assert cp.info["shards"] == 2
     rows = SqlStore(p.engine).current_annotations(p.id, cp.last_annotation_id)
     seed = retrain_seed(p.id, cp.last_annotation_id)
-    retrained = live.spec.fresh().fit(
-        training_set(rows), epochs=cp.info["epochs"], seed=seed, shards=2
+    retrained = fit_shards(
+        live.spec.fresh(), training_set(rows), epochs=cp.info["epochs"], seed=seed, shards=2
     )
     stored = SequenceLearner.from_bytes(get_checkpoint(p.engine, cp.id).state)
     assert_same_model(stored, retrained)

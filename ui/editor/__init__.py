@@ -11,21 +11,19 @@ Every token, tag type and message reaches the page through ``textContent``, neve
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from cwal.io import schemes
+from db.repository import label_config
 
 _HERE = Path(__file__).resolve().parent
 NAME = "cwal_token_editor"
-RESERVED_KEYS = frozenset("sugf")  # skip, undo, guidelines, flag
-PALETTE = (
-    "#1f77b4", "#2ca02c", "#9467bd", "#d62728", "#8c564b",
-    "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f",
-)  # fmt: skip
+RESERVED_KEYS = label_config.RESERVED_KEYS  # skip, undo, guidelines, flag
+PALETTE = label_config.PALETTE
 
 
 def _asset(name: str) -> str:
@@ -37,14 +35,17 @@ _component = st.components.v2.component(
 )
 
 
-def label_keys(types: Sequence[str]) -> list[dict[str, str]]:
-    """One key and colour per entity type: 1-9 first, then letters other than S and U."""
-    keys = [str(d) for d in range(1, 10)]
-    keys += [c for c in "abcdefghijklmnopqrtvwxyz" if c not in RESERVED_KEYS]
-    if len(types) > len(keys):
-        raise ValueError(f"at most {len(keys)} entity types can have a key, not {len(types)}")
+def label_keys(
+    types: Sequence[str], settings: Mapping[str, Any] | None = None
+) -> list[dict[str, str]]:
+    """One key and colour per entity type, as the project's label configuration sets them
+    (``db.repository.label_config``: by default 1-9 first, then letters other than the
+    editor's own keys), in the order the lead set; types it does not know follow."""
+    wanted = set(types)
     return [
-        {"type": t, "key": keys[i], "color": PALETTE[i % len(PALETTE)]} for i, t in enumerate(types)
+        {"type": t.type, "key": t.key, "color": t.color}
+        for t in label_config.label_types(settings or {}, extra=types)
+        if t.type in wanted
     ]
 
 
@@ -125,10 +126,11 @@ def payload(
     rev: int,
     message: str = "",
     empty: str = "",
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON the editor renders: the current :func:`sentence` (its fields at the top level;
     ``sid`` None and the ``empty`` notice when there is none), the ``upcoming`` ones it shows as
-    soon as Enter is pressed, in order, the label keys, the outcome of the last action and ``rev``, which counts
+    soon as Enter is pressed, in order, the label keys (``settings``: the project's), the outcome of the last action and ``rev``, which counts
     the actions the server has handled."""
     shown = current or {
         "sid": None, "tokens": [], "spans": [], "pre": [], "confidence": None, "least": None
@@ -138,7 +140,7 @@ def payload(
         **shown,
         "upcoming": list(upcoming),
         "rev": rev,
-        "labels": label_keys(types),
+        "labels": label_keys(types, settings),
         "message": message,
         "empty": empty,
     }

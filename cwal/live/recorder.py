@@ -1,0 +1,110 @@
+"""The prequential record: each label's prediction as the model stood just before it learned it.
+
+Before the session learns its own submission it snapshots the model's rows for that sentence
+(a :class:`Snapshot`); the recorder's thread turns each snapshot into the record: the predicted
+tags, each token's Delta and the calibrated confidence that was shown, logged to the store, and
+KD agreement over the s grid (``PrequentialRecord``) that tunes the ranking's noise scale s. The
+calibration map (``MarginMap``) is refitted on the record after every label.
+"""
+
+from __future__ import annotations
+
+import queue as stdqueue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from cwal.confidence.calibration import MarginMap
+from cwal.live import kd
+from cwal.live.consolidation import PrequentialRecord
+from cwal.live.protocol import LogRow, PredictionRow, Store
+from cwal.live.queue import background_thread
+from cwal.live.scoring import MAX_KEY, prequential, seed_of
+
+
+@dataclass
+class Snapshot:
+    """The model's rows for one submitted sentence before its update, and the model version."""
+
+    row: LogRow
+    rows: kd.Rows
+    version: int
+
+
+class Recorder:
+    """One project's prequential record, kept by a thread (``cwal-recorder``).
+
+    ``on_tuned(s_pc, s_fixed)`` receives the noise scales tuned on the record after each label.
+    """
+
+    def __init__(
+        self, store: Store, project_id: int, k: int, on_tuned: Callable[[float, float], None]
+    ) -> None:
+        self.store, self.project_id, self.k = store, project_id, k
+        self.on_tuned = on_tuned
+        self.record = PrequentialRecord()
+        self.error: Exception | None = None
+        self._lock = threading.Lock()
+        self._keys: list[tuple[np.ndarray, np.ndarray]] = []
+        self.calibration = MarginMap()  # the prior until reload reads the record
+        self.reload()
+        self._jobs: stdqueue.Queue[Snapshot | None] = stdqueue.Queue()
+        self.thread = threading.Thread(target=self._loop, name="cwal-recorder", daemon=True)
+        self.thread.start()
+
+    def put(self, snapshot: Snapshot) -> None:
+        """Record ``snapshot`` in the background."""
+        self._jobs.put(snapshot)
+
+    def join(self) -> None:
+        """Block until every snapshot put so far is recorded."""
+        self._jobs.join()
+
+    def stop(self, timeout: float | None = 30.0) -> None:
+        """Record what is queued, then end the thread (joined unless ``timeout`` is None)."""
+        self._jobs.put(None)
+        if timeout is not None:
+            self.thread.join(timeout=timeout)
+
+    def reload(self) -> None:
+        """Refit the calibration map on the store's whole prequential record (every process's
+        predictions; a consolidation calls it)."""
+        with self._lock:  # read and swapped while no label is being recorded
+            record = [(np.asarray(k, float), np.asarray(c, bool))
+                      for k, c in self.store.calibration_keys(self.project_id)]  # fmt: skip
+            self._keys = record
+            self.calibration = MarginMap.fit(record)
+
+    def _loop(self) -> None:
+        background_thread()
+        while True:
+            job = self._jobs.get()
+            try:
+                if job is None:
+                    return
+                self._record(job)
+            except Exception as exc:  # the label itself is already safe; say what failed
+                self.error = exc
+            finally:
+                self._jobs.task_done()
+
+    def _record(self, job: Snapshot) -> None:
+        row = job.row
+        seed = seed_of(self.project_id, job.version, row.id)
+        rec = prequential(job.rows, list(row.tags or []), k=self.k, seed=seed)
+        self.record.add(rec.grid_pc, rec.grid_fixed, rec.correct)
+        s_pc, s_fixed = self.record.tune()  # the ranking's noise scale, from the first labels
+        if s_pc is not None and s_fixed is not None:
+            self.on_tuned(s_pc, s_fixed)
+        shown = self.calibration(rec.margins)  # the map as it stood before this label
+        keys = np.minimum(rec.margins, MAX_KEY)
+        pred = PredictionRow(row.sentence_id, job.version, rec.predicted, shown.tolist(), "kd-pc",
+                             float(shown.min()) if shown.size else None, row.user_id,
+                             keys.tolist())  # fmt: skip
+        with self._lock:  # logged and appended together: a reload between the two would
+            # count this label twice (or drop it), unlike a restart's fit
+            self.store.log_predictions(self.project_id, [pred])
+            self._keys.append((keys, rec.correct))
+            self.calibration = MarginMap.fit(self._keys)

@@ -1,0 +1,107 @@
+"""Account safety in the store, on SQLite and PostgreSQL: exactly one first lead however many
+race for it, disabled accounts, password changes that end the other sessions, and sign-in
+throttling per account name and per client address."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from db import imports
+from db import repository as repo
+from db.models import utcnow
+from db.repository import accounts
+
+
+def test_racing_first_lead_creators_get_exactly_one_lead(backend):
+    from db.engine import upgrade
+
+    engine = backend.engine()
+    upgrade(engine)
+    engines = [backend.engine() for _ in range(4)]
+    barrier = threading.Barrier(len(engines))
+    outcome: dict[str, object] = {}
+
+    def create(i: int) -> None:
+        barrier.wait()
+        try:
+            outcome[f"u{i}"] = repo.create_first_lead(engines[i], f"u{i}", "a long password")
+        except repo.SetupOverError as exc:
+            outcome[f"u{i}"] = exc
+
+    try:
+        threads = [threading.Thread(target=create, args=(i,)) for i in range(len(engines))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        users = repo.list_users(engine)
+        assert len(users) == 1 and users[0].role == "lead"
+        winners = [k for k, v in outcome.items() if isinstance(v, int)]
+        assert winners == [users[0].name]
+        assert sum(isinstance(v, repo.SetupOverError) for v in outcome.values()) == 3
+    finally:
+        for e in [engine, *engines]:
+            e.dispose()
+
+
+def test_a_disabled_account_cannot_sign_in_and_loses_its_sessions_and_leases(
+    engine, people, project, corpus
+):
+    imports.import_file(engine, project, corpus(5), tags_as="gold")
+    ann = people["ann"]
+    token = repo.create_session(engine, ann)
+    held = repo.lease_next(engine, project, ann, None)
+    assert held is not None and repo.active_leases(engine, project)
+    repo.set_disabled(engine, ann, True)
+    assert repo.get_user(engine, ann).disabled
+    assert repo.authenticate(engine, "ann", "pw-ann") is None
+    assert repo.session_user(engine, token) is None
+    assert repo.active_leases(engine, project) == []
+    repo.set_disabled(engine, ann, False)
+    assert repo.authenticate(engine, "ann", "pw-ann").id == ann
+    assert repo.session_user(engine, token) is None  # the old session stays ended
+
+
+def test_the_last_enabled_lead_cannot_be_disabled(engine, people):
+    with pytest.raises(repo.InvalidValueError, match="last enabled lead"):
+        repo.set_disabled(engine, people["lea"], True)
+    second = repo.add_user(engine, "leo", "pw-leo-long", role="lead")
+    repo.set_disabled(engine, people["lea"], True)
+    with pytest.raises(repo.InvalidValueError):
+        repo.set_disabled(engine, second, True)
+
+
+def test_a_password_change_ends_the_other_sessions_only(engine, people):
+    here = repo.create_session(engine, people["lea"])
+    elsewhere = repo.create_session(engine, people["lea"])
+    other_user = repo.create_session(engine, people["bob"])
+    repo.change_password(engine, people["lea"], "a new long password", here)
+    assert repo.session_user(engine, here).id == people["lea"]
+    assert repo.session_user(engine, elsewhere) is None
+    assert repo.session_user(engine, other_user).id == people["bob"]
+    assert repo.authenticate(engine, "lea", "a new long password") is not None
+
+
+def test_sign_in_throttling_per_account_and_per_address(engine, people):
+    now = utcnow()
+    for i in range(accounts.ACCOUNT_LIMIT - 1):
+        repo.record_sign_in(engine, "ann", f"10.0.0.{i}", ok=False, now=now)
+    assert repo.sign_in_wait(engine, "ann", "10.9.9.9", now=now) == 0
+    repo.record_sign_in(engine, "ann", "10.0.0.99", ok=False, now=now)
+    # the account waits from any address, the window's length after its failures
+    wait = repo.sign_in_wait(engine, "ann", "10.9.9.9", now=now)
+    assert wait == pytest.approx(accounts.WINDOW.total_seconds())
+    later = now + accounts.WINDOW + timedelta(seconds=1)
+    assert repo.sign_in_wait(engine, "ann", "10.9.9.9", now=later) == 0
+    assert repo.sign_in_wait(engine, "bob", "10.0.0.1", now=now) == 0  # another account
+    # one address guessing many names
+    for i in range(accounts.ADDRESS_LIMIT):
+        repo.record_sign_in(engine, f"name{i}", "192.168.1.1", ok=False, now=now)
+    assert repo.sign_in_wait(engine, "bob", "192.168.1.1", now=now) > 0
+    assert repo.sign_in_wait(engine, "bob", "192.168.1.2", now=now) == 0
+    # a success clears the account's failures
+    repo.record_sign_in(engine, "ann", "10.0.0.1", ok=True, now=now)
+    assert repo.sign_in_wait(engine, "ann", "10.0.0.1", now=now) == 0
