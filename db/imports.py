@@ -33,8 +33,15 @@ from cwal.io.bundle import expand_bytes
 from cwal.io.corpus import UNLABELED, resolve_format
 from cwal.io.source import Source
 from db.engine import read_transaction, write_transaction
-from db.import_pacing import BATCH_MS, FIRST_CHUNK, next_chunk, refresh_statistics
+from db.import_pacing import (
+    BATCH_MS,
+    FIRST_CHUNK,
+    next_chunk,
+    refresh_statistics,
+    time_box,
+)
 from db.models import utcnow
+from db.repeats import Repeats
 from db.repository.annotations import add_imported_annotations
 from db.repository.base import InvalidValueError, StoreError, require_user
 from db.repository.projects import project_settings
@@ -102,6 +109,9 @@ class ImportResult:
     n_tokens: int
     n_annotations: int
     content_hash: str
+    repeated: int = 0  # sentences with the tokens of an earlier one in the file (db.repeats)
+    repeated_lines: tuple[int, ...] = ()  # where the first of them start
+    repeats_skipped: bool = False
 
 
 ProgressCallback = Callable[[ImportProgress], None]
@@ -225,6 +235,7 @@ def _stage_one(
     chunk_size: int,
     resume: bool,
     batch_ms: float,
+    skip_repeats: bool = False,
 ) -> ImportResult:
     """Write one file's sentences into a staged batch, ``chunk_size`` sentences per short
     transaction (annotators' writes interleave); they stay invisible until published."""
@@ -238,6 +249,7 @@ def _stage_one(
     document = os.path.basename(item.name) or item.name
     n_sentences = n_tokens = 0
     chunk: list[Sentence] = []
+    batch_ms = time_box(engine, batch_ms)
     limit = min(chunk_size, FIRST_CHUNK) if batch_ms else chunk_size
 
     def flush() -> None:
@@ -260,7 +272,10 @@ def _stage_one(
             progress(ImportProgress(item.name, n_sentences, chunk[-1].line, item.total_lines))
         chunk.clear()
 
+    repeats = Repeats()
     for sent in _checked(stream, item.name, fmt):
+        if repeats.repeated(sent) and skip_repeats:
+            continue
         if tags_as == "annotations" and sent.tags is None:
             raise CorpusError(item.name, sent.line, "no tags to import as annotations")
         n_tokens += len(sent.tokens)
@@ -278,6 +293,7 @@ def _stage_one(
     return ImportResult(
         batch_id, item.name, fmt, split, n_sentences, n_tokens,
         n_sentences if tags_as == "annotations" else 0, item.content_hash,
+        repeats.count, tuple(repeats.lines), skip_repeats,
     )  # fmt: skip
 
 
@@ -296,6 +312,7 @@ def _run(
     chunk_size: int = 500,
     resume: bool = True,
     batch_ms: float = BATCH_MS,
+    skip_repeats: bool = False,
 ) -> list[ImportResult]:
     check_split(split)
     if tags_as not in ("gold", "annotations"):
@@ -315,7 +332,7 @@ def _run(
             _stage_one(engine, project_id, settings, item, staged, pairs, fmt=format,
                        columns=columns, encoding=encoding, split=split, tags_as=tags_as,
                        progress=progress, chunk_size=chunk_size, resume=resume,
-                       batch_ms=batch_ms)
+                       batch_ms=batch_ms, skip_repeats=skip_repeats)
             for item in items
         ]  # fmt: skip
         with write_transaction(engine) as conn:  # the one short transaction that shows them all
@@ -351,7 +368,9 @@ def import_file(
     become submissions of ``annotator_id``), ``progress`` (called with an ``ImportProgress``
     after every written chunk; raising from it cancels the import), ``chunk_size`` and
     ``batch_ms`` (the largest chunk, and the time box of its transaction), ``resume``
-    (default True: an interrupted import of the same bytes is continued, not refused).
+    (default True: an interrupted import of the same bytes is continued, not refused),
+    ``skip_repeats`` (default False: a sentence with the tokens of an earlier one in the file is
+    imported too; the result counts them and gives the first lines either way).
     Raises ``CorpusError`` (file, line, problem), ``DuplicateImportError`` or
     ``ImportRunningError``; in every case no sentence of the file becomes visible.
     """
@@ -380,6 +399,9 @@ def import_bytes(
         sum(r.n_tokens for r in results),
         sum(r.n_annotations for r in results),
         hashlib.sha256(bytes(data)).hexdigest(),
+        sum(r.repeated for r in results),
+        next((r.repeated_lines for r in results if r.repeated_lines), ()),
+        results[-1].repeats_skipped,
     )
 
 
