@@ -27,18 +27,19 @@ def model():
     return make("cw", labels=["A", "B", "O"], template="chunk").fit(corpus(120, 0), epochs=2)
 
 
-def snapshot_estimate(model, sentences, seed):
-    """KD-PC on the batch's row snapshot, where every strategy draws (cwal.confidence.rows)."""
+def snapshot_estimate(model, sentences, seed, rank="z-delta"):
+    """KD-PC on the batch's row snapshot, where every strategy draws (cwal.confidence.rows):
+    the analytic share (``z-delta``, the per-word strategies' key) or the draws' votes."""
     snap, enc = restrict(model, model.encode(sentences))
-    return estimate(snap, enc, "kd-pc", k=K, s=S, seed=seed, rank="votes")
+    return estimate(snap, enc, "kd-pc", k=K, s=S, seed=seed, rank=rank)
 
 
 @pytest.fixture(scope="module")
 def pool_conf(model):
     pool = corpus(15, 3, lo=1, hi=12)
-    conf = snapshot_estimate(model, pool, 9)
+    conf, votes = snapshot_estimate(model, pool, 9), snapshot_estimate(model, pool, 9, "votes")
     per = [
-        (conf.confidence[a:b], conf.entropy[a:b])
+        (conf.confidence[a:b], votes.entropy[a:b], votes.confidence[a:b])
         for a, b in zip(conf.sent_offsets[:-1], conf.sent_offsets[1:], strict=True)
     ]
     return pool, per
@@ -47,7 +48,7 @@ def pool_conf(model):
 def test_errors_per_word_is_the_mean_expected_correction(model, pool_conf):
     pool, per = pool_conf
     got = make_strategy("errors-per-word", k=K, s=S).score(model, pool, 9)
-    want = [-sum(1.0 - c for c in conf) / len(conf) for conf, _ in per]
+    want = [-sum(1.0 - c for c in conf) / len(conf) for conf, _, _ in per]
     assert np.allclose(got, want)
     assert np.any(np.array(want) < 0)  # the draws disagree somewhere: not a constant
 
@@ -55,13 +56,13 @@ def test_errors_per_word_is_the_mean_expected_correction(model, pool_conf):
 def test_least_confident_per_word_divides_the_doubt_by_the_length(model, pool_conf):
     pool, per = pool_conf
     got = make_strategy("least-confident-per-word", k=K, s=S).score(model, pool, 9)
-    assert np.allclose(got, [-(1.0 - min(conf)) / len(conf) for conf, _ in per])
+    assert np.allclose(got, [-(1.0 - min(conf)) / len(conf) for _, _, conf in per])
 
 
 def test_total_entropy_sums_the_token_entropies(model, pool_conf):
     pool, per = pool_conf
     got = make_strategy("total-entropy", k=K, s=S).score(model, pool, 9)
-    assert np.allclose(got, [-sum(ent) for _, ent in per])
+    assert np.allclose(got, [-sum(ent) for _, ent, _ in per])
 
 
 def test_per_word_divides_by_the_words_read_and_total_does_not(model):
@@ -74,7 +75,8 @@ def test_per_word_divides_by_the_words_read_and_total_does_not(model):
     conf = snapshot_estimate(model, [short, long], 2)
     doubt = [np.sum(1 - c) for c in conf.per_sentence()]
     assert pw[0] == pytest.approx(-doubt[0] / 3) and pw[1] == pytest.approx(-doubt[1] / 12)
-    entropy = [np.sum(e) for e in conf.per_sentence(conf.entropy)]
+    votes = snapshot_estimate(model, [short, long], 2, "votes")
+    entropy = [np.sum(e) for e in votes.per_sentence(votes.entropy)]
     assert te[0] == pytest.approx(-entropy[0]) and te[1] == pytest.approx(-entropy[1])
 
 
@@ -153,7 +155,7 @@ def test_density_is_the_mean_cosine_to_the_other_candidates(model, pool_conf):
 def test_kd_takes_another_token_key_by_name(model, pool_conf):
     """``rank`` swaps KD's token key (bench/active_learning.py --rank): the vote share here."""
     pool, _ = pool_conf
-    conf = snapshot_estimate(model, pool, 9)
+    conf = snapshot_estimate(model, pool, 9, "votes")
     want = [conf.rank_key()[a:b].min() for a, b in itertools.pairwise(conf.sent_offsets)]
     got = make_strategy("kd-pc", k=K, s=S, rank="votes").score(model, pool, 9)
     assert np.allclose(got, want)
