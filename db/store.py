@@ -92,7 +92,10 @@ class SqlStore:
     def submit(
         self, sentence_id: int, annotator_id: int, tags: Sequence[str], seconds: float | None
     ) -> int:
-        return repo.submit_annotation(self.engine, sentence_id, annotator_id, tags, seconds=seconds)
+        # an annotator's late answer (lease expired, someone else labeled it) becomes a version
+        return repo.submit_annotation(
+            self.engine, sentence_id, annotator_id, tags, seconds=seconds, late_as_version=True
+        )
 
     def skip(self, sentence_id: int, annotator_id: int) -> int:
         return repo.skip(self.engine, sentence_id, annotator_id)
