@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -95,6 +96,7 @@ class ProjectSession:
         self.ranker = Ranker(store, project_id, self.config, self.pool, self._lock,
                              lambda: self.live, idle_gate)  # fmt: skip
         self.consolidations: list[dict[str, Any]] = []  # one entry per swap, oldest first
+        self._submitting: Counter[tuple[int, int]] = Counter()  # (sentence, annotator) in flight
         self.recorder = Recorder(store, project_id, self.config.k, self._tuned)
         self.queue = ScoringQueue(self.ranker.score, idle=self.ranker.warm_pool)
         self.consolidator = Consolidator(self._consolidate)
@@ -132,8 +134,9 @@ class ProjectSession:
         another thread applied meanwhile: the watermark only grows)."""
         return self.store.log_after(self.project_id, self.live.watermark)
 
-    def _catch_up(self, own: int | None = None, rows: list[LogRow] | None = None) -> list[Snapshot]:
-        """Apply every log row after the watermark (under the lock); snapshots for ``own``.
+    def _catch_up(self, rows: list[LogRow] | None = None) -> list[Snapshot]:
+        """Apply every log row after the watermark (under the lock); a snapshot for each
+        submission this process is storing (``_submitting``), whichever catch-up applies it.
         ``rows``: read by ``_unseen`` before the lock was taken (else read here)."""
         live = self.live
         if rows is None:
@@ -156,7 +159,8 @@ class ProjectSession:
         jobs: list[Snapshot] = []
 
         def snapshot(row: LogRow) -> None:
-            if row.id == own and live.model.labels_ and live.n_labeled:
+            mine = (row.sentence_id, row.user_id) in self._submitting
+            if mine and live.model.labels_ and live.n_labeled:
                 snap = kd.rows_for(live.model, live.model.encode([_sentence(row)]))
                 jobs.append(Snapshot(row, snap, live.version))
 
@@ -188,10 +192,19 @@ class ProjectSession:
         self, sentence_id: int, tags: list[str], annotator_id: int, seconds: float | None = None
     ) -> int:
         """Store the annotation (committed first), then update the live model; its id."""
-        annotation_id = self.store.submit(sentence_id, annotator_id, tags, seconds)
-        rows = self._unseen()
-        with self._lock:
-            jobs = self._catch_up(own=annotation_id, rows=rows)
+        key = (sentence_id, annotator_id)
+        with self._lock:  # from now on any catch-up that applies it snapshots it first
+            self._submitting[key] += 1
+        try:
+            annotation_id = self.store.submit(sentence_id, annotator_id, tags, seconds)
+            rows = self._unseen()
+            with self._lock:
+                jobs = self._catch_up(rows=rows)
+        finally:
+            with self._lock:
+                self._submitting[key] -= 1
+                if self._submitting[key] <= 0:
+                    del self._submitting[key]
         self._after_change(jobs)
         return annotation_id
 
@@ -352,11 +365,10 @@ class ProjectSession:
         with self._lock:
             jobs = self._catch_up()
             fresh = rebase(self.live, new, model, self.store, self.project_id, self.spec, defaults)
-            if fresh is None:
-                return
-            self.live, self._base_state = fresh, new.state
-            self.consolidations.append(swapped(new, fresh))
-        self._after_change(jobs)
+            if fresh is not None:
+                self.live, self._base_state = fresh, new.state
+                self.consolidations.append(swapped(new, fresh))
+        self._after_change(jobs)  # the rows the catch-up applied (their snapshots) count either way
 
 
 def _sentence(row: LogRow | PoolSentence) -> Sentence:
