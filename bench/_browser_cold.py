@@ -6,7 +6,8 @@ the app, create the first lead with the demo project, click Annotate in the side
 the first sentences with the keyboard only (Enter accepts what is shown). Timed, in the browser:
 
 * ``server up``: the process start to its health check answering;
-* ``setup form``: the page opened to the first-lead form shown;
+* ``setup form``: the page opened to the first-lead form shown (its setup token is
+  the one the server printed, read from ``CWAL_HOME``);
 * ``signed in``: the "Create lead account" click to the sidebar naming the lead (migrations,
   the demo project's import);
 * ``first sentence``: the click on the sidebar's Annotate link to a sentence shown and editable
@@ -15,6 +16,8 @@ the first sentences with the keyboard only (Enter accepts what is shown). Timed,
   editor's revision changes with "Saved sentence #n."), over the first ``n`` submits (target: the
   slowest within ``SUBMIT_TARGET_S``); ``while preparing``: how many of them were answered while
   Annotate still said the model was being prepared (``ui.prepare``);
+* ``app reopened``: the app's address opened again (signed in by the cookie, Annotate is the
+  first page) to a sentence shown and editable;
 * ``model ready`` (not with ``--quick``): the page opened to the "Preparing the model" notice
   gone, then ``AFTER_READY`` more submits to the live model.
 """
@@ -91,6 +94,7 @@ def measure(home: Path, cache: Path, n: int, wait_ready: bool) -> dict:
         page.get_by_label("Password", exact=True).fill(PASSWORD)
         page.get_by_label("Password again").fill(PASSWORD)
         page.get_by_label("Setup token", exact=True).fill(harness.setup_token(home))
+        page.get_by_label("Setup token", exact=True).fill(harness.setup_token(home))
         t = time.perf_counter()
         page.get_by_role("button", name="Create lead account").click()
         page.get_by_text(f"{LEAD} (lead)", exact=True).wait_for()
@@ -112,6 +116,10 @@ def measure(home: Path, cache: Path, n: int, wait_ready: bool) -> dict:
         saved = _confirmed(page, n)
         row["server_cpu_per_submit_ms"] = (_cpu_s(server) - cpu) / n * 1000
         row["preparing_submits"] = preparing
+        t = time.perf_counter()
+        page.goto(base)  # the app opened again, signed in by the cookie: Annotate first
+        sid = harness.wait_ready(page, timeout=600)
+        row["reopened_s"] = time.perf_counter() - t
         if wait_ready:
             page.get_by_text(NOTICE).wait_for(state="detached", timeout=1_800_000)
             row["model_ready_s"] = time.perf_counter() - opened
@@ -175,6 +183,7 @@ def table(rows: list[dict]) -> str:
         line(f"submit confirmed, max of {n}", ".0f", "submit_max_ms", "ms"),
         line("  of them while preparing", "d", "preparing_submits", ""),
         line("server CPU per submit (all threads)", ".0f", "server_cpu_per_submit_ms", "ms"),
+        line("app reopened -> first sentence", ".2f", "reopened_s", "s"),
         line("page opened -> model ready", ".1f", "model_ready_s", "s"),
         line(f"submit confirmed, max of next {AFTER_READY}", ".0f", "after_ready_max_ms", "ms"),
         "",

@@ -2,7 +2,8 @@
 
 An import is all or nothing, and it never locks annotators out: the file is read by the
 ``cwal.io`` readers and its sentences are written into a *staged* batch (``state="importing"``),
-``chunk_size`` sentences per short write transaction, so annotators' submits interleave. Staged
+short write transactions (time-boxed: about ``batch_ms`` of writing each, at most ``chunk_size``
+sentences), so annotators' submits interleave. Staged
 sentences are invisible to every query (``db.repository.state.in_project``); one small final
 transaction publishes every batch of the import at once. A ``CorpusError`` (with its line
 number), a cancelled progress callback or any other error removes the staged rows. A killed
@@ -18,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +33,15 @@ from cwal.io.bundle import expand_bytes
 from cwal.io.corpus import UNLABELED, resolve_format
 from cwal.io.source import Source
 from db.engine import read_transaction, write_transaction
+from db.import_pacing import (
+    BATCH_MS,
+    FIRST_CHUNK,
+    next_chunk,
+    refresh_statistics,
+    time_box,
+)
 from db.models import utcnow
+from db.repeats import Repeats
 from db.repository.annotations import add_imported_annotations
 from db.repository.base import InvalidValueError, StoreError, require_user
 from db.repository.projects import project_settings
@@ -99,6 +109,9 @@ class ImportResult:
     n_tokens: int
     n_annotations: int
     content_hash: str
+    repeated: int = 0  # sentences with the tokens of an earlier one in the file (db.repeats)
+    repeated_lines: tuple[int, ...] = ()  # where the first of them start
+    repeats_skipped: bool = False
 
 
 ProgressCallback = Callable[[ImportProgress], None]
@@ -221,6 +234,8 @@ def _stage_one(
     progress: ProgressCallback | None,
     chunk_size: int,
     resume: bool,
+    batch_ms: float,
+    skip_repeats: bool = False,
 ) -> ImportResult:
     """Write one file's sentences into a staged batch, ``chunk_size`` sentences per short
     transaction (annotators' writes interleave); they stay invisible until published."""
@@ -234,17 +249,22 @@ def _stage_one(
     document = os.path.basename(item.name) or item.name
     n_sentences = n_tokens = 0
     chunk: list[Sentence] = []
+    batch_ms = time_box(engine, batch_ms)
+    limit = min(chunk_size, FIRST_CHUNK) if batch_ms else chunk_size
 
     def flush() -> None:
-        nonlocal n_sentences
+        nonlocal n_sentences, limit
         if not chunk:
             return
         stored = chunk
         if tags_as == "annotations":
             stored = [Sentence(s.tokens, None, s.columns, s.meta, s.line) for s in chunk]
+        start = time.perf_counter()
         with write_transaction(engine) as conn:
             ids = add_sentences(conn, project_id, batch_id, document, split, n_sentences, stored)
             finish_batch(conn, batch_id, n_sentences + len(chunk))
+        if batch_ms:
+            limit = next_chunk(len(chunk), time.perf_counter() - start, batch_ms, chunk_size)
         if tags_as == "annotations":
             pairs.extend((sid, list(s.tags)) for sid, s in zip(ids, chunk, strict=True))
         n_sentences += len(chunk)
@@ -252,7 +272,10 @@ def _stage_one(
             progress(ImportProgress(item.name, n_sentences, chunk[-1].line, item.total_lines))
         chunk.clear()
 
+    repeats = Repeats()
     for sent in _checked(stream, item.name, fmt):
+        if repeats.repeated(sent) and skip_repeats:
+            continue
         if tags_as == "annotations" and sent.tags is None:
             raise CorpusError(item.name, sent.line, "no tags to import as annotations")
         n_tokens += len(sent.tokens)
@@ -262,7 +285,7 @@ def _stage_one(
             n_sentences += 1
             continue
         chunk.append(sent)
-        if len(chunk) >= chunk_size:
+        if len(chunk) >= limit:
             flush()
     flush()
     with write_transaction(engine) as conn:
@@ -270,6 +293,7 @@ def _stage_one(
     return ImportResult(
         batch_id, item.name, fmt, split, n_sentences, n_tokens,
         n_sentences if tags_as == "annotations" else 0, item.content_hash,
+        repeats.count, tuple(repeats.lines), skip_repeats,
     )  # fmt: skip
 
 
@@ -287,6 +311,8 @@ def _run(
     progress: ProgressCallback | None = None,
     chunk_size: int = 500,
     resume: bool = True,
+    batch_ms: float = BATCH_MS,
+    skip_repeats: bool = False,
 ) -> list[ImportResult]:
     check_split(split)
     if tags_as not in ("gold", "annotations"):
@@ -305,7 +331,8 @@ def _run(
         results = [
             _stage_one(engine, project_id, settings, item, staged, pairs, fmt=format,
                        columns=columns, encoding=encoding, split=split, tags_as=tags_as,
-                       progress=progress, chunk_size=chunk_size, resume=resume)
+                       progress=progress, chunk_size=chunk_size, resume=resume,
+                       batch_ms=batch_ms, skip_repeats=skip_repeats)
             for item in items
         ]  # fmt: skip
         with write_transaction(engine) as conn:  # the one short transaction that shows them all
@@ -316,22 +343,8 @@ def _run(
     except BaseException:
         _discard(engine, staged)
         raise
-    _refresh_statistics(engine)
+    refresh_statistics(engine)
     return results
-
-
-def _refresh_statistics(engine: Engine) -> None:
-    """PostgreSQL: re-sample the tables an import grew, so the planner sees their size now
-    rather than after autovacuum's next pass (with an empty table's statistics it scanned the
-    whole pool for every hand-out). Best effort: the import is already published."""
-    if engine.dialect.name != "postgresql":
-        return
-    try:
-        with engine.connect() as conn:
-            conn.execution_options(isolation_level="AUTOCOMMIT")
-            conn.exec_driver_sql("ANALYZE sentences, annotations, import_batches")
-    except Exception:  # noqa: BLE001 - statistics only; the data is committed
-        LOG.exception("could not refresh the table statistics after an import")
 
 
 def _discard(engine: Engine, batch_ids: list[int]) -> None:
@@ -353,8 +366,11 @@ def import_file(
     (CoNLL roles; default the project's ``columns`` setting), ``encoding``, ``split`` (``pool``
     or ``eval``), ``tags_as`` (``gold``: the file's tags are gold tags; ``annotations``: they
     become submissions of ``annotator_id``), ``progress`` (called with an ``ImportProgress``
-    after every ``chunk_size`` sentences; raising from it cancels the import), ``resume``
-    (default True: an interrupted import of the same bytes is continued, not refused).
+    after every written chunk; raising from it cancels the import), ``chunk_size`` and
+    ``batch_ms`` (the largest chunk, and the time box of its transaction), ``resume``
+    (default True: an interrupted import of the same bytes is continued, not refused),
+    ``skip_repeats`` (default False: a sentence with the tokens of an earlier one in the file is
+    imported too; the result counts them and gives the first lines either way).
     Raises ``CorpusError`` (file, line, problem), ``DuplicateImportError`` or
     ``ImportRunningError``; in every case no sentence of the file becomes visible.
     """
@@ -383,6 +399,9 @@ def import_bytes(
         sum(r.n_tokens for r in results),
         sum(r.n_annotations for r in results),
         hashlib.sha256(bytes(data)).hexdigest(),
+        sum(r.repeated for r in results),
+        next((r.repeated_lines for r in results if r.repeated_lines), ()),
+        results[-1].repeats_skipped,
     )
 
 

@@ -48,13 +48,14 @@ with st.form("add_file", clear_on_submit=True):
         format_func={"gold": "gold (kept aside)", "annotations": "labels already done"}.get,
         horizontal=True,
     )
+    skip = st.checkbox("Skip repeated sentences", help=forms.REPEATS_HELP)
     add = st.form_submit_button("Add file", type="primary")
 
 if add:
     if upload is None:
         st.error("Choose a file first.")
     else:
-        options = {"format": forms.FORMATS[fmt_label], "split": split}
+        options = {"format": forms.FORMATS[fmt_label], "split": split, "skip_repeats": skip}
         if split == "pool":
             options["tags_as"] = tags_as
         forms.run_import(lead, project.id, upload, label=upload.name, **options)

@@ -14,6 +14,7 @@ from ui.safe import md
 lead = auth.require_lead()
 engine = state.engine()
 st.title("Projects")
+forms.show_flash()
 
 projects = state.projects()
 if repo.find_project(engine, service.DEMO_NAME) is None:
@@ -57,6 +58,7 @@ with st.form("new_project"):
         format_func={"gold": "gold (kept aside)", "annotations": "labels already done"}.get,
         horizontal=True,
     )
+    skip = st.checkbox("Skip repeated sentences", help=forms.REPEATS_HELP)
     gold = st.file_uploader("Gold evaluation split (optional, same format, with tags)")
     create = st.form_submit_button("Create project", type="primary")
 
@@ -92,7 +94,7 @@ if create:
     except repo.StoreError as exc:
         st.error(md(exc))
         st.stop()
-    options = {"format": fmt, "columns": column_roles}
+    options = {"format": fmt, "columns": column_roles, "skip_repeats": skip, "keep": True}
     ok = forms.run_import(
         lead, project_id, upload, label=upload.name, split="pool", tags_as=tags_as, **options
     )
@@ -100,4 +102,6 @@ if create:
         ok = forms.run_import(lead, project_id, gold, label=gold.name, split="eval", **options)
     state.choose_project(project_id)
     if ok:
-        st.success(f"Project created with {md(', '.join(chosen_types))}. Open Annotate to start.")
+        forms.flash("success", f"Project created with {md(', '.join(chosen_types))}. "
+                    "Open Annotate to start.")  # fmt: skip
+        st.rerun()  # the sidebar's project list and the table above show it at once

@@ -75,9 +75,21 @@ editor_key = f"cw_review_editor_{project.id}"
 
 
 def on_action() -> None:
-    """Save the fix (Enter) or leave the sentence as it is (S)."""
+    """Save the fix (Enter), leave the sentence as it is (S) or undo the last fix (U)."""
     action = (st.session_state.get(editor_key) or {}).get("action")
     memo["rev"] += 1
+    if isinstance(action, dict) and action.get("kind") == "undo":
+        undone = state.service().undo_fix(user, project.id)
+        if undone is not None:
+            st.session_state[OPEN_KEY] = undone
+        memo["message"] = (
+            "Nothing to undo."
+            if undone is None
+            else (
+                f"Undid your last label (sentence #{undone}): it has its labels from before again."
+            )
+        )
+        return
     sid = memo.get("open")
     if not isinstance(action, dict) or sid is None or action.get("sid") != sid:
         return

@@ -98,10 +98,17 @@ def check_upload(
 
 
 def run_import(
-    actor: repo.UserInfo, project_id: int, upload: Any, *, label: str, **options: Any
+    actor: repo.UserInfo,
+    project_id: int,
+    upload: Any,
+    *,
+    label: str,
+    keep: bool = False,
+    **options: Any,
 ) -> bool:
     """Import one uploaded file with a progress bar; shows the reader's error and returns False
-    when the file is refused (nothing is stored then)."""
+    when the file is refused (nothing is stored then). Repeated sentences are reported (kept
+    for the next run too with ``keep``: the page reruns after it)."""
     label = md(label)
     bar = st.progress(0.0, text=f"Importing {label}…")
 
@@ -122,4 +129,42 @@ def run_import(
         st.error(md(exc))
         return False
     bar.progress(1.0, text=f"Imported {result.n_sentences:,} sentences from {label}.")
+    if result.repeated:
+        flash("warning", repeats_note(result, label), keep)
     return True
+
+
+REPEATS_HELP = "A sentence with the same tokens as an earlier one in the file is left out."
+
+
+def repeats_note(result: Any, label: str) -> str:
+    """What an import says about the sentences it repeats (count, first lines, kept or not)."""
+    lines = ", ".join(str(n) for n in result.repeated_lines)
+    where = f" (the first at line{'s' if len(result.repeated_lines) > 1 else ''} {lines})"
+    done = (
+        "skipped them"
+        if result.repeats_skipped
+        else "imported them too (tick “Skip repeated sentences” to leave them out)"
+    )
+    return (
+        f"{label}: {result.repeated:,} sentences repeat an earlier one"
+        f"{where if lines else ''}; the import {done}."
+    )
+
+
+FLASH = "cw_flash"
+
+
+def flash(kind: str, text: str, keep: bool = True) -> None:
+    """Show ``text`` now or, with ``keep``, on the next run (a page that reruns to update the
+    sidebar still says what happened); ``kind``: success, warning, info or error."""
+    if keep:
+        st.session_state.setdefault(FLASH, []).append((kind, text))
+    else:
+        getattr(st, kind)(text)
+
+
+def show_flash() -> None:
+    """The messages kept by :func:`flash` before the last rerun, once."""
+    for kind, text in st.session_state.pop(FLASH, []):
+        getattr(st, kind)(text)

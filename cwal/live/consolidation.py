@@ -92,8 +92,8 @@ class Consolidator:
         self._stop = False
         self.last_error: BaseException | None = None
         self.runs = 0
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
 
     @property
     def busy(self) -> bool:
@@ -128,17 +128,20 @@ class Consolidator:
     def wait(self, timeout: float = 300.0) -> None:
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._pending or self._running:
+            while (self._pending or self._running) and not (self._stop and not self._running):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError("consolidation did not finish")
                 self._cond.wait(left)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float | None = 60.0) -> None:
+        """Stop the thread (a retrain in progress finishes first); joins it unless ``timeout``
+        is None."""
         with self._cond:
             self._stop = True
             self._cond.notify_all()
-        self._thread.join(timeout=60)
+        if timeout is not None:
+            self.thread.join(timeout=timeout)
 
 
 def training_set(rows) -> list[Sentence]:

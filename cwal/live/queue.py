@@ -75,6 +75,10 @@ def rank(ids: np.ndarray, score: np.ndarray, lengths: np.ndarray) -> list[int]:
     return [int(i) for i in ids[order(score, lengths)]]
 
 
+class Stopped(RuntimeError):
+    """The background worker was stopped while a caller waited for it (the session closed)."""
+
+
 class ScoringQueue:
     """Runs ``score()`` in a daemon thread whenever a fresher ranking is wanted."""
 
@@ -95,8 +99,8 @@ class ScoringQueue:
         self._error: BaseException | None = None
         self._stop = False
         self._busy = False
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
 
     @property
     def current(self) -> Scored | None:
@@ -155,6 +159,8 @@ class ScoringQueue:
                 cur = self._current
                 if cur is not None and cur.version >= min_version:
                     return cur
+                if self._stop:
+                    raise Stopped("the scoring queue was stopped")
                 if self._error is not None:
                     raise RuntimeError("scoring failed") from self._error
                 left = deadline - time.monotonic()
@@ -167,6 +173,8 @@ class ScoringQueue:
         deadline = time.monotonic() + timeout
         with self._cond:
             while not self._fresh() or self._busy:
+                if self._stop:
+                    raise Stopped("the scoring queue was stopped")
                 if self._error is not None:
                     raise RuntimeError("scoring failed") from self._error
                 left = deadline - time.monotonic()
@@ -176,8 +184,11 @@ class ScoringQueue:
             assert self._current is not None
             return self._current
 
-    def stop(self) -> None:
+    def stop(self, timeout: float | None = 30.0) -> None:
+        """Stop the thread (a scoring in progress finishes first); waiting callers get
+        :class:`Stopped`. Joins the thread unless ``timeout`` is None."""
         with self._cond:
             self._stop = True
             self._cond.notify_all()
-        self._thread.join(timeout=30)
+        if timeout is not None:
+            self.thread.join(timeout=timeout)

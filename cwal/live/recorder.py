@@ -51,8 +51,8 @@ class Recorder:
         self.calibration = MarginMap()  # the prior until reload reads the record
         self.reload()
         self._jobs: stdqueue.Queue[Snapshot | None] = stdqueue.Queue()
-        self._thread = threading.Thread(target=self._loop, name="cwal-recorder", daemon=True)
-        self._thread.start()
+        self.thread = threading.Thread(target=self._loop, name="cwal-recorder", daemon=True)
+        self.thread.start()
 
     def put(self, snapshot: Snapshot) -> None:
         """Record ``snapshot`` in the background."""
@@ -62,10 +62,11 @@ class Recorder:
         """Block until every snapshot put so far is recorded."""
         self._jobs.join()
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """Record what is queued, then end the thread."""
+    def stop(self, timeout: float | None = 30.0) -> None:
+        """Record what is queued, then end the thread (joined unless ``timeout`` is None)."""
         self._jobs.put(None)
-        self._thread.join(timeout=timeout)
+        if timeout is not None:
+            self.thread.join(timeout=timeout)
 
     def reload(self) -> None:
         """Refit the calibration map on the store's whole prequential record (every process's

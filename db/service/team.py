@@ -70,6 +70,14 @@ class Team:
         return repo.submit_annotation(self.engine, sentence_id, actor.id, tags, seconds=seconds)
 
     @project_lead_only
+    def undo_fix(self, actor: repo.UserInfo, project_id: int) -> int | None:
+        """Retract the lead's newest label in the project (Review's "Undo last": their last fix,
+        or their last answer on Annotate); the sentence's id, None when nothing is left to undo.
+        The sentence keeps the label it had before; the live model unlearns it from the log."""
+        done = repo.undo_last(self.engine, project_id, actor.id)
+        return None if done is None else done.sentence_id
+
+    @project_lead_only
     def save_guidelines(self, actor: repo.UserInfo, project_id: int, text: str) -> int:
         """Store a new version of the project's guidelines (Markdown); its version number."""
         return repo.save_guidelines(self.engine, project_id, actor.id, text)

@@ -338,12 +338,21 @@ def test_lead_pages_in_the_browser(tmp_path: Path) -> None:
         page.keyboard.press("Enter")
         page.get_by_text(f"Saved sentence #{sid}.").wait_for(timeout=60_000)
         page.screenshot(path=str(ARTIFACTS / "lead_review_fixed.png"), full_page=True)
+        history = repo.annotation_history(engine, big.planted)
+        fix = history[-1]
+        assert fix.id > before and fix.status == "submitted" and fix.user_id == ids["lena"]
+        assert fix.tags == big.planted_gold and fix.supersedes_id == history[0].id
+        assert analysis.current_label(engine, big.planted) == big.planted_gold
 
-    history = repo.annotation_history(engine, big.planted)
-    fix = history[-1]
-    assert fix.id > before and fix.status == "submitted" and fix.user_id == ids["lena"]
-    assert fix.tags == big.planted_gold and fix.supersedes_id == history[0].id
-    assert analysis.current_label(engine, big.planted) == big.planted_gold
+        # Undo last (U): the fix is retracted, the sentence has the annotator's labels again
+        page.wait_for_timeout(300)
+        page.keyboard.press("u")
+        page.get_by_text(f"Undid your last label (sentence #{sid})").wait_for(timeout=60_000)
+        harness.wait_ready(page)
+        assert set(harness.shown_tags(page)) == {"O"}
+    undo = repo.annotation_history(engine, big.planted)[-1]
+    assert undo.status == "undone" and undo.supersedes_id == fix.id
+    assert analysis.current_label(engine, big.planted) == ["O"] * len(big.planted_gold)
     engine.dispose()
 
 
@@ -352,3 +361,14 @@ def reports_spans(tags: list[str]) -> list[tuple[int, int]]:
     from cwal.io import schemes
 
     return [(s, e) for t, s, e in schemes.spans(tags, "IOB2") if t == "LOC"]
+
+
+def test_every_table_on_the_lead_pages_has_human_column_names(big) -> None:
+    for page in PAGES:
+        at = run_lead(page, big.lead)
+        assert at.dataframe, page
+        for frame in at.dataframe:
+            config = json.loads(frame.proto.columns or "{}")
+            for column in frame.value.columns:
+                label = (config.get(str(column)) or {}).get("label") or str(column)
+                assert "_" not in label and label[:1] == label[:1].upper(), (page, column, label)

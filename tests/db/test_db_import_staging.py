@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import func, select
 
 import db.imports as imports_module
+from db.import_pacing import FIRST_CHUNK, next_chunk
 from db.imports import ImportRunningError, import_file
 from db.models import Annotation, ImportBatch, Sentence
 from db.repository import (
@@ -121,3 +122,26 @@ def test_annotators_submit_while_a_big_import_runs(backend, engine, corpus, tmp_
     assert sorted(batches) == [("done", 290), ("done", 60_000)]
     assert 290 in seen and seen <= {290, 60_290}  # never half a corpus
     assert count_sentences(engine, project) == 60_290
+
+
+def test_staging_batches_are_time_boxed() -> None:
+    # the next chunk aims at the time box from the measured rate, at most doubling, 10..cap
+    assert next_chunk(50, 0.010, 50.0, 500) == 100  # fast: doubles
+    assert next_chunk(400, 0.020, 50.0, 500) == 500  # fast and large: the cap
+    assert next_chunk(500, 0.200, 50.0, 500) == 125  # slow: a quarter of it fits 50 ms
+    assert next_chunk(100, 5.0, 50.0, 500) == 10  # very slow (a busy disk): the floor
+
+
+def test_an_import_writes_growing_chunks(engine, corpus) -> None:
+    """SQLite: time-boxed chunks from FIRST_CHUNK up; PostgreSQL: fixed 500 (no write lock)."""
+    project = create_project(engine, "paced", {"tagset": None})
+    seen: list[int] = []
+    result = import_file(engine, project, corpus(3000, "paced.conll"),
+                         progress=lambda p: seen.append(p.sentences))  # fmt: skip
+    sizes = [b - a for a, b in zip([0, *seen], seen, strict=False)]
+    assert result.n_sentences == 3000 == seen[-1]
+    if engine.dialect.name == "postgresql":
+        assert sizes == [500] * 6
+        return
+    assert sizes[0] == FIRST_CHUNK and max(sizes) <= 500
+    assert all(b <= 2 * a for a, b in zip(sizes, sizes[1:-1], strict=False))  # at most doubling

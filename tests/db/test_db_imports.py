@@ -142,7 +142,7 @@ def test_second_import_of_same_content_is_refused(engine, project, corpus, snaps
 
 def test_progress_reports_until_the_end(engine, project, corpus):
     seen = []
-    import_file(engine, project, corpus(1000), progress=seen.append, chunk_size=100)
+    import_file(engine, project, corpus(1000), progress=seen.append, chunk_size=100, batch_ms=0)
     assert [p.sentences for p in seen] == list(range(100, 1001, 100))
     assert all(a.line < b.line for a, b in zip(seen, seen[1:], strict=False))
     assert seen[-1].fraction == pytest.approx(1.0, abs=0.01)
@@ -224,3 +224,18 @@ def test_document_context_is_the_neighbouring_sentences_of_the_same_document(eng
     assert document_context(engine, first) == ([], [["Luis", "trabaja", "en", "Quito", "."]])
     assert document_context(engine, last)[1] == []
     assert document_context(engine, other) == ([], [["Y", "otro", "mas", "."]])
+
+
+def test_repeated_sentences_are_counted_with_their_lines_and_can_be_skipped(engine, project):
+    # sentences start at lines 1, 4, 6 (= line 1), 9 (= line 4), 11 (= line 1) and 14
+    conll = ("a DT B-NP\nb NN I-NP\n\nc VBZ B-VP\n\na DT B-NP\nb NN I-NP\n\nc VBZ B-VP\n\n"
+             "a DT B-NP\nb NN I-NP\n\nd NN B-NP\n")  # fmt: skip
+    kept = import_bytes(engine, project, conll.encode(), "kept.conll")
+    assert (kept.n_sentences, kept.repeated, kept.repeated_lines) == (6, 3, (6, 9, 11))
+    assert not kept.repeats_skipped
+    other = create_project(engine, "skips", {"scheme": "IOB2"})
+    skipped = import_bytes(engine, other, conll.encode(), "skipped.conll", skip_repeats=True)
+    assert (skipped.n_sentences, skipped.repeated, skipped.repeated_lines) == (3, 3, (6, 9, 11))
+    assert skipped.repeats_skipped
+    assert [s.tokens for s in list_sentences(engine, other)] == [["a", "b"], ["c"], ["d"]]
+    assert [s.line for s in list_sentences(engine, other)] == [1, 4, 14]

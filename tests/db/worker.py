@@ -59,7 +59,7 @@ def stalled_import(url: str, schema: str, project: int, path: str, marker: Path)
             marker.write_text(str(p.sentences))
             time.sleep(120)  # the test kills us here, mid-import
 
-    import_file(engine, project, path, progress=progress, chunk_size=200)
+    import_file(engine, project, path, progress=progress, chunk_size=200, batch_ms=0)
 
 
 def full_import(url: str, schema: str, project: int, path: str, marker: Path) -> None:

@@ -201,6 +201,12 @@ function act(kind) {
     sent.set(payload.sid, S.spans);
     if (sent.size > 8) sent.delete(sent.keys().next().value);
   }
+  // after an undo the server says what the sentence holds (Annotate: the undone answer to fix;
+  // Review: the labels from before the fix), not the answer this page remembers
+  if (kind === "undo") {
+    sent.clear();
+    S.reshow = true;  // the answer may bring back the sentence on screen with other labels
+  }
   const verb = { submit: "Saving", skip: "Skipping", undo: "Undoing" }[kind];
   status(payload.sid === null ? `${verb}…` : `${verb} sentence #${payload.sid}…`);
   if (kind !== "undo" && S.upcoming.length) {
@@ -323,6 +329,8 @@ function receive(data, fresh) {
   }
   S.empty = data.empty || "";
   const advanced = data.rev !== S.rev;
+  const reshow = advanced && S.reshow;
+  if (advanced) S.reshow = false;
   S.rev = data.rev;
   S.root.dataset.rev = String(data.rev);
   if (advanced && S.inflight) {
@@ -335,7 +343,7 @@ function receive(data, fresh) {
     // The server is behind the screen: keep going with the sentences we already hold.
   } else {
     S.busy = false;
-    if (fresh || !S.cur || !current || current.sid !== S.cur.sid) show(current);
+    if (fresh || reshow || !S.cur || !current || current.sid !== S.cur.sid) show(current);
     else S.infoEl.textContent = current.info || "";
     const held = S.cur ? S.cur.sid : null;
     S.upcoming = (data.upcoming || []).filter((v) => v.sid !== held);
