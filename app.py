@@ -12,6 +12,7 @@ import streamlit as st
 from ui import auth, preload, prepare, presence, state, warmup
 
 st.set_page_config(page_title="cwal", page_icon=":material/label:", layout="wide")
+state.check_database()  # a damaged database file: what to do, before anything opens it
 warmup.start()  # once per process: the lead views are computed while the lead signs in
 prepare.start()  # once per process: the model's compiled code, before the first submit
 
@@ -72,7 +73,6 @@ def sidebar(user) -> str | None:
     return role
 
 
-state.check_database()  # a damaged database file: a clear message instead of a traceback
 user = auth.current_user()
 presence.register(None if user is None else user.id)  # leases go back when the tab closes
 presence.start()

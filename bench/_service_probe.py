@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
 from sqlalchemy import event
 
 
@@ -112,3 +113,31 @@ class Probe:
                 lock.release()
 
         return TimedLock()
+
+
+def pct(values, q) -> float:
+    return round(float(np.percentile(values, q)), 1) if len(values) else 0.0
+
+
+def breakdown(out: dict, probe: Probe) -> dict:
+    """Medians (and p95 of the waits) of each request phase: statements (round trips, COMMIT
+    included), time in the store (DB calls with their Python), in the advisory-lock statement,
+    waiting for the session lock, and the rest (model update for submit; for next the wait for
+    a fresh enough ranking plus the suggestion's pre-fill)."""
+    row = {}
+    for name in ("submit", "next"):
+        ph = out[f"phases_{name}"]
+        total = out[name]
+        rest = [t - p["store_ms"] - p["session_lock_ms"] for t, p in zip(total, ph, strict=True)]
+        row[f"{name}_statements"] = pct([p["statements"] for p in ph], 50)
+        row[f"{name}_store_p50_ms"] = pct([p["store_ms"] for p in ph], 50)
+        row[f"{name}_store_p95_ms"] = pct([p["store_ms"] for p in ph], 95)
+        row[f"{name}_db_p50_ms"] = pct([p["db_ms"] for p in ph], 50)
+        row[f"{name}_advisory_p95_ms"] = pct([p["advisory_ms"] for p in ph], 95)
+        row[f"{name}_lockwait_p95_ms"] = pct([p["session_lock_ms"] for p in ph], 95)
+        row[f"{name}_rest_p50_ms"] = pct(rest, 50)
+        row[f"{name}_rest_p95_ms"] = pct(rest, 95)
+    row["background"] = {k: {f: round(v, 1) for f, v in c.items() if v}
+                         for k, c in sorted(probe.background.items())}  # fmt: skip
+    row["top_statements"] = probe.top()
+    return row

@@ -25,7 +25,7 @@ iterations. ``--dev`` scores on the last 10% of the training file instead of the
 every learner the same order, so differences between learners can be paired by seed), and adds a
 table of the final F1 per learner over the seeds: mean, median, standard deviation, range, and
 the mean and range of the per-seed difference to ``arow`` when it ran too. crfsuite (L-BFGS,
-order-free) runs once.
+order-free) runs once. A table of the final F1 per chunk type (mean over seeds) follows.
 """
 
 from __future__ import annotations
@@ -114,7 +114,9 @@ def learner_worker(
         if "test" not in cache:  # the index is complete once training has begun
             cache["test"] = model.encode(test)
         pred = model.tags_of(model.predict_ids(cache["test"]), lengths)
-        curve.append({"f1": chunk_f1(gold, pred).f1, "seconds": stats["seconds"]})
+        report = chunk_f1(gold, pred)
+        cache["per_type"] = {t: v["f1"] for t, v in report.per_type.items()}
+        curve.append({"f1": report.f1, "seconds": stats["seconds"]})
         print(f"{task} {learner} epoch {epoch}: {curve[-1]}", file=sys.stderr, flush=True)
 
     fit_start = time.perf_counter()
@@ -124,6 +126,7 @@ def learner_worker(
         "f1": [c["f1"] for c in curve], "epoch_seconds": [c["seconds"] for c in curve],
         "extract_seconds": extract, "fit_wall_seconds": time.perf_counter() - fit_start,
         "features": model.n_features_, "labels": len(model.labels_), "peak_mb": peak_rss_mb(),
+        "per_type": cache.get("per_type", {}),
     }  # fmt: skip
 
 
@@ -164,10 +167,12 @@ def crf_worker(
         tagger.open(path)
         pred = [codec.decode(tagger.tag(fn(s.tokens, s.columns))) for s in test]
         tagger.close()
+    report = chunk_f1([s.tags for s in test], pred)
     name = "crfsuite" if encoding == "raw" else f"crfsuite-{encoding}"
     return {
         "task": task, "runner": name, "iterations": iterations,
-        "f1": [chunk_f1([s.tags for s in test], pred).f1], "train_seconds": seconds,
+        "f1": [report.f1], "train_seconds": seconds,
+        "per_type": {t: v["f1"] for t, v in report.per_type.items()},
         "extract_seconds": extract, "append_seconds": append, "cpu_seconds": cpu,
         "peak_mb": peak_rss_mb(),
     }  # fmt: skip
@@ -231,6 +236,21 @@ def over_seeds(rows: list[dict[str, Any]], reference: str = "arow") -> list[dict
             diffs = [f - ref[s] for s, f in by_seed.items() if s in ref]
             if diffs:
                 line.update(d_ref=statistics.fmean(diffs), d_min=min(diffs), d_max=max(diffs))
+        out.append(line)
+    return out
+
+
+def per_type(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Final F1 per chunk type per (task, runner), the mean over its seeds."""
+    groups: dict[tuple[str, str], list[dict[str, float]]] = {}
+    for r in rows:
+        if r.get("per_type"):
+            groups.setdefault((r["task"], r["runner"]), []).append(r["per_type"])
+    out = []
+    for (task, runner), runs in groups.items():
+        types = sorted({t for run in runs for t in run})
+        line: dict[str, Any] = {"task": task, "runner": runner, "n": len(runs)}
+        line.update({t: statistics.fmean(run.get(t, 0.0) for run in runs) for t in types})
         out.append(line)
     return out
 
@@ -331,6 +351,12 @@ def main(argv: list[str] | None = None) -> int:
         "crf_ratio: crfsuite train s / our s to reach it)": format_table(summary, columns, digits),
         f"{split} {each}": format_table(curves, digits={k: 4 for k in curves[0]} if curves else None),
     }  # fmt: skip
+    types = per_type(rows)
+    if types:
+        names = sorted({k for line in types for k in line} - {"task", "runner", "n"})
+        tables[f"{split} F1 per type (mean over seeds)"] = format_table(
+            types, ["task", "runner", "n", *names], {k: 4 for k in names}
+        )
     seeded = over_seeds(rows) if args.seeds > 1 else []
     if seeded:
         tables[f"{split} final F1 over {args.seeds} seeds (d_ref: per-seed F1 minus arow's)"] = (

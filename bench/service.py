@@ -12,10 +12,11 @@ and the import's duration (batches time-boxed to 50 ms; --baseline: also fixed 5
 batches). Each latency cell also reports where the time goes (statements per request, time in
 the store, in the advisory-lock statement, waiting for the session lock). Then a project with 5,000 annotations is restarted (cold start): the
 time until the first ``next`` returns, and whether the model and the suggestion are identical to
-before the restart.
+before the restart. Last the cold start of a fresh install through the service (a new process,
+empty numba cache): imports, project set-up, first ``next``, first submit and the ``next`` after.
 
     python bench/service.py [--quick] [--json PATH] [--think S] [--rounds N] [--pg-url URL]
-                            [--import-size N] [--no-import] [--no-restart] [--baseline]
+                            [--import-size N] [--no-import] [--no-restart] [--no-cold] [--baseline]
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ if str(ROOT) not in sys.path:
 
 from sqlalchemy import event, text  # noqa: E402
 
-from bench._service_probe import Probe  # noqa: E402
+from bench._service_cold import cold_cell  # noqa: E402
+from bench._service_probe import Probe, breakdown, pct  # noqa: E402
 from cwal.io import read_conll, write_conll  # noqa: E402
 from cwal.live import ProjectSession  # noqa: E402
 from db import imports  # noqa: E402
@@ -123,34 +125,6 @@ def annotator(session, user, gold, rounds, think, warmup, out, probe=None) -> No
                 out["phases_submit"].append(phases_submit)
 
 
-def _pct(values, q) -> float:
-    return round(float(np.percentile(values, q)), 1) if len(values) else 0.0
-
-
-def breakdown(out: dict, probe: Probe) -> dict:
-    """Medians (and p95 of the waits) of each request phase: statements (round trips, COMMIT
-    included), time in the store (DB calls with their Python), in the advisory-lock statement,
-    waiting for the session lock, and the rest (model update for submit; for next the wait for
-    a fresh enough ranking plus the suggestion's pre-fill)."""
-    row = {}
-    for name in ("submit", "next"):
-        ph = out[f"phases_{name}"]
-        total = out[name]
-        rest = [t - p["store_ms"] - p["session_lock_ms"] for t, p in zip(total, ph, strict=True)]
-        row[f"{name}_statements"] = _pct([p["statements"] for p in ph], 50)
-        row[f"{name}_store_p50_ms"] = _pct([p["store_ms"] for p in ph], 50)
-        row[f"{name}_store_p95_ms"] = _pct([p["store_ms"] for p in ph], 95)
-        row[f"{name}_db_p50_ms"] = _pct([p["db_ms"] for p in ph], 50)
-        row[f"{name}_advisory_p95_ms"] = _pct([p["advisory_ms"] for p in ph], 95)
-        row[f"{name}_lockwait_p95_ms"] = _pct([p["session_lock_ms"] for p in ph], 95)
-        row[f"{name}_rest_p50_ms"] = _pct(rest, 50)
-        row[f"{name}_rest_p95_ms"] = _pct(rest, 95)
-    row["background"] = {k: {f: round(v, 1) for f, v in c.items() if v}
-                         for k, c in sorted(probe.background.items())}  # fmt: skip
-    row["top_statements"] = probe.top()
-    return row
-
-
 def plans_off(db: Database) -> None:
     """Switch the PostgreSQL planning fixes off (the ``--baseline`` cells): the server's
     default plan cache mode (generic plans after 5 runs) and no statistics after an import."""
@@ -192,8 +166,8 @@ def latency_cell(kind, n_ann, corpus, args, folder, fixed: bool = True) -> dict:
     row = {"database": kind if fixed else f"{kind} (baseline)", "annotators": n_ann,
            "think_s": args.think, "n": len(out["next"])}  # fmt: skip
     for name in ("submit", "next"):
-        row[f"{name}_p50_ms"] = _pct(out[name], 50)
-        row[f"{name}_p95_ms"] = _pct(out[name], 95)
+        row[f"{name}_p50_ms"] = pct(out[name], 50)
+        row[f"{name}_p95_ms"] = pct(out[name], 95)
     row["age_max"] = int(max(out["age"]))
     row["consolidations"] = len(session.consolidations)
     row.update(breakdown(out, probe))
@@ -269,7 +243,7 @@ def import_cell(kind, n_ann, corpus, big, args, folder, batch_ms: float = BATCH_
     return {
         "database": kind if batch_ms else f"{kind} (baseline)",
         "annotators": n_ann,
-        "batch_ms": batch_ms,
+        "batch_ms": batch_ms if kind == "sqlite" else 0.0,  # the box applies on SQLite only
         "imported": int(done.stdout.split()[-1]),
         "import_s": round(t1 - t0, 1),
         "submits": len(during),
@@ -351,10 +325,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--import-size", type=int, default=None,
                         help="sentences of the concurrent import (default 1,000,000; --quick 50,000)")  # fmt: skip
     parser.add_argument("--no-import", action="store_true", help="skip the import cells")
+    parser.add_argument("--no-cold", action="store_true",
+                        help="skip the cold-start cells (fresh install, empty numba cache)")  # fmt: skip
     parser.add_argument("--baseline", action="store_true",
                         help="also run each cell with the fixes off, for the ratio: PostgreSQL latency "
                              "cells with generic plans and no statistics after the import; import "
-                             "cells with fixed 500-sentence batches (no time box)")  # fmt: skip
+                             "cells (SQLite) with fixed 500-sentence batches (no time box)")  # fmt: skip
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (12 if args.quick else 60)
     args.annotators = args.annotators or ("4,8" if args.quick else "1,4,8")
@@ -366,7 +342,7 @@ def main(argv: list[str] | None = None) -> None:
             kinds.append("postgres")
         except Exception as exc:  # no server: report SQLite only, and say so
             print(f"PostgreSQL unavailable ({type(exc).__name__}); skipped", file=sys.stderr)
-    rows, restarts, during = [], [], []
+    rows, restarts, during, colds = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         corpus = pool(10_000, folder)
@@ -377,12 +353,15 @@ def main(argv: list[str] | None = None) -> None:
                     print(json.dumps(rows[-1]), file=sys.stderr)
         big = None if args.no_import else big_file(corpus, args.import_size, folder)
         for kind in [] if big is None else kinds:
-            for batch_ms in (BATCH_MS, 0.0) if args.baseline else (BATCH_MS,):
+            for batch_ms in (BATCH_MS, 0.0) if args.baseline and kind == "sqlite" else (BATCH_MS,):
                 during.append(import_cell(kind, 8, corpus, big, args, folder, batch_ms))
                 print(json.dumps(during[-1]), file=sys.stderr)
         for kind in [] if args.no_restart else kinds[:1] if args.quick else kinds:
             restarts.append(restart_cell(kind, corpus, 5_000, args, folder))
             print(json.dumps(restarts[-1]), file=sys.stderr)
+        for kind in [] if args.no_cold else kinds:
+            colds.append(cold_cell(Database(kind, folder, args.pg_url), corpus, SETTINGS, folder))
+            print(json.dumps(colds[-1]), file=sys.stderr)
     cols = ["database", "annotators", "n", "submit_p50_ms", "submit_p95_ms", "next_p50_ms",
             "next_p95_ms", "age_max", "consolidations"]  # fmt: skip
     table(rows, cols)
@@ -401,8 +380,12 @@ def main(argv: list[str] | None = None) -> None:
     print(" | ".join(rcols))
     for r in restarts:
         print(" | ".join(str(r[c]) for c in rcols))
+    print()
+    table(colds, ["database", "imports_s", "setup_s", "first_next_s", "first_submit_and_next_s",
+                  "process_s"])  # fmt: skip
+    print(f"uptime: {os.popen('uptime').read().strip()}")
     if args.json:
-        report = {"latency": rows, "during_import": during, "restart": restarts}
+        report = {"latency": rows, "during_import": during, "restart": restarts, "cold": colds}
         Path(args.json).write_text(json.dumps(report, indent=2))
 
 

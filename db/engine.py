@@ -69,6 +69,7 @@ class DatabaseDamagedError(CwalError):
 
     def __init__(self, where: str, problem: str) -> None:
         self.where = where
+        self.problem = problem
         super().__init__(
             f"the database {where} is damaged ({problem}); nothing was written to it. Restore "
             f"the last backup with 'python -m cwal restore BACKUP', or move the file away to "

@@ -33,7 +33,13 @@ from cwal.io.bundle import expand_bytes
 from cwal.io.corpus import UNLABELED, resolve_format
 from cwal.io.source import Source
 from db.engine import read_transaction, write_transaction
-from db.import_pacing import BATCH_MS, FIRST_CHUNK, next_chunk, refresh_statistics
+from db.import_pacing import (
+    BATCH_MS,
+    FIRST_CHUNK,
+    next_chunk,
+    refresh_statistics,
+    time_box,
+)
 from db.models import utcnow
 from db.repeats import Repeats
 from db.repository.annotations import add_imported_annotations
@@ -243,6 +249,7 @@ def _stage_one(
     document = os.path.basename(item.name) or item.name
     n_sentences = n_tokens = 0
     chunk: list[Sentence] = []
+    batch_ms = time_box(engine, batch_ms)
     limit = min(chunk_size, FIRST_CHUNK) if batch_ms else chunk_size
 
     def flush() -> None:

@@ -54,8 +54,8 @@ class SqlStore:
         return [_row(e) for e in repo.annotations_after(self.engine, project_id, after_id)]
 
     def current_annotations(self, project_id: int, upto_id: int) -> list[LogRow]:
-        rows = repo.current_annotations(self.engine, project_id, upto_id=upto_id)
-        return sorted((_row(e) for e in rows), key=lambda r: r.id)  # the order they were learned
+        rows = repo.current_annotations(self.engine, project_id, upto_id=upto_id, order="learned")
+        return [_row(e) for e in rows]
 
     def current_labels(self, project_id: int, upto_id: int) -> list[tuple[int, int]]:
         return repo.current_label_ids(self.engine, project_id, upto_id)
@@ -92,7 +92,10 @@ class SqlStore:
     def submit(
         self, sentence_id: int, annotator_id: int, tags: Sequence[str], seconds: float | None
     ) -> int:
-        return repo.submit_annotation(self.engine, sentence_id, annotator_id, tags, seconds=seconds)
+        # an annotator's late answer (lease expired, someone else labeled it) becomes a version
+        return repo.submit_annotation(
+            self.engine, sentence_id, annotator_id, tags, seconds=seconds, late_as_version=True
+        )
 
     def skip(self, sentence_id: int, annotator_id: int) -> int:
         return repo.skip(self.engine, sentence_id, annotator_id)

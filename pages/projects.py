@@ -102,6 +102,6 @@ if create:
         ok = forms.run_import(lead, project_id, gold, label=gold.name, split="eval", **options)
     state.choose_project(project_id)
     if ok:
-        forms.flash("success", f"Project {md(name)} created with {md(', '.join(chosen_types))}. "
+        forms.flash("success", f"Project created with {md(', '.join(chosen_types))}. "
                     "Open Annotate to start.")  # fmt: skip
         st.rerun()  # the sidebar's project list and the table above show it at once

@@ -171,3 +171,34 @@ def test_matrix_and_empty_input():
     m = pair_matrix(t)
     assert len(m) == 6 and set(m.a) == {"a", "b", "c"}
     assert agreement([{"a": ["O"]}]).empty
+
+
+@pytest.mark.parametrize("scheme", ["IOB2", "IOB1", "BIOES"])
+def test_spans_of_all_tokens_at_once_equal_the_scheme_reader(scheme) -> None:
+    """The numpy span finder reads every sequence, valid or not, as ``schemes.spans`` does."""
+    import random
+
+    from cwal.io import schemes
+    from cwal.measures.agreement import _TagTable
+
+    rng = random.Random(1)
+    prefixes = sorted(schemes.get(scheme).alphabet)
+    items = []
+    for _ in range(300):
+        n = rng.randint(1, 9)
+        items.append({
+            a: [rng.choice(["O", *(f"{p}-{t}" for p in prefixes for t in "XY")]) for _ in range(n)]
+            for a in ("a", "b")
+        })  # fmt: skip
+    lengths = np.array([len(it["a"]) for it in items])
+    table = _TagTable(items, ["a", "b"], lengths, scheme)
+    for a in ("a", "b"):
+        typ, start, end = table.spans(a)
+        got = [
+            (table.types[t - 1], int(s), int(e)) for t, s, e in zip(typ, start, end, strict=True)
+        ]
+        want = []
+        for i, it in enumerate(items):
+            base = int(table.offsets[i])
+            want += [(t, s + base, e + base) for t, s, e in schemes.spans(it[a], scheme)]
+        assert got == want

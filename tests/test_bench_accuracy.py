@@ -71,3 +71,18 @@ def test_the_first_fold_holds_out_the_start_and_the_last_fold_the_end(monkeypatc
     assert held == corpus[:10] and train == corpus[10:]
     train, _ = accuracy.splits("ned", True, None, 5, "first")
     assert train == corpus[10:15]  # the limit applies to the training part
+
+
+def test_per_type_averages_each_type_over_the_seeds_and_keeps_tasks_apart() -> None:
+    rows = [
+        {"task": "esp", "runner": "cw", "per_type": {"PER": 0.8, "LOC": 0.6}},
+        {"task": "esp", "runner": "cw", "per_type": {"PER": 0.9, "LOC": 0.7}},
+        {"task": "chunk", "runner": "arow", "per_type": {"NP": 0.95}},
+        {"task": "chunk", "runner": "crfsuite"},  # an older row without per-type scores
+    ]
+    lines = {(r["task"], r["runner"]): r for r in accuracy.per_type(rows)}
+    assert set(lines) == {("esp", "cw"), ("chunk", "arow")}
+    assert lines["esp", "cw"]["n"] == 2
+    assert lines["esp", "cw"]["PER"] == pytest.approx(0.85)
+    assert lines["esp", "cw"]["LOC"] == pytest.approx(0.65)
+    assert lines["chunk", "arow"] == {"task": "chunk", "runner": "arow", "n": 1, "NP": 0.95}

@@ -3,10 +3,12 @@ at <= 0.5 of Random's words with the interval's upper end <= 0.6, KD-Fixed and K
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from cwal.simulate import FULL_DATA
 from cwal.simulate.intervals import word_costs
@@ -47,3 +49,16 @@ def test_targets_missed_when_the_interval_is_wide_or_kd_is_slow() -> None:
     assert t["best"]["strategy"] == "errors-per-word" and not t["best"]["met"]
     assert t["best"]["interval"][1] > 0.6  # one seed at 1,500 words: 0.75
     assert not t["kd"]["met"] and abs(t["kd"]["ratio"]["kd-pc"] - 0.7) < 1e-9
+
+
+def test_strategy_params_merge_over_the_kd_flags_and_name_listed_strategies() -> None:
+    args = argparse.Namespace(s=0.2, k=None, rank=None, strategies=["kd-pc", "kd-fixed", "errors-per-word"],
+                              strategy_params='{"errors-per-word": {"rank": "z-delta"}, "kd-pc": {"k": 9}}')  # fmt: skip
+    assert active_learning.strategy_params(args) == {
+        "kd-pc": {"s": 0.2, "k": 9},
+        "kd-fixed": {"s": 0.2},
+        "errors-per-word": {"rank": "z-delta"},
+    }
+    args.strategy_params = '{"random": {"x": 1}}'
+    with pytest.raises(SystemExit, match="not in --strategies"):
+        active_learning.strategy_params(args)

@@ -161,3 +161,52 @@ def test_train_on_two_shards(tmp_path: Path, capsys) -> None:
     capsys.readouterr()
     assert main(["evaluate", "--model", str(model), "--test", str(train)]) == 0
     assert "F1 1.0000" in capsys.readouterr().out
+
+
+def test_word_clusters_from_the_training_text_and_unlabeled_files(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """By default a chunk model learns word clusters from its text plus ``--unlabeled`` files
+    and stores them; ``--no-clusters`` leaves them out."""
+    from cwal.features import clusters
+    from cwal.learners import load
+
+    monkeypatch.setenv("CWAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(clusters, "MIN_TOKENS", 500)
+    monkeypatch.setattr(clusters, "SIZES", (2, 4))
+    train, more, model = tmp_path / "train.txt", tmp_path / "more.txt", tmp_path / "m.npz"
+    write_chunk_corpus(train, 30, 0)  # about 300 tokens: too few alone
+    more.write_text("Dora went to Lima .\n" * 100 + "Emil went to Kiev .\n" * 100, "utf-8")
+    argv = ["train", "--train", str(train), "--model", str(model), "--epochs", "2", "--quiet"]
+    assert main(argv) == 0
+    assert load(model).features_.clusters is None
+    assert main([*argv, "--unlabeled", str(more)]) == 0
+    found = load(model).features_.clusters
+    assert found is not None and found.of("dora") == found.of("emil") != ("?", "?")
+    assert found.of("lima") == found.of("kiev") and found.of("noun1") != ("?", "?")
+    assert main([*argv, "--unlabeled", str(more), "--no-clusters"]) == 0
+    assert load(model).features_.clusters is None
+    capsys.readouterr()
+
+
+def test_choose_epochs_picks_the_count_on_a_carved_split_then_retrains_on_all(
+    tmp_path: Path, capsys
+) -> None:
+    from cwal.corpora import carve_dev
+    from cwal.io import read_corpus
+    from cwal.learners import load, make, recommended
+
+    train, model = tmp_path / "train.txt", tmp_path / "m.npz"
+    write_chunk_corpus(train, 60, 3)
+    argv = ["train", "--train", str(train), "--model", str(model), "--epochs", "6", "--quiet"]
+    assert main([*argv, "--choose-epochs", "--patience", "2", "--no-clusters"]) == 0
+    out, err = capsys.readouterr()
+    sents = list(read_corpus(str(train)))
+    params = {k: v for k, v in recommended("chunk").items() if k != "clusters"}
+    part, held = carve_dev(sents, 0.1)
+    probe = make("arow", template="chunk", **params)
+    best = probe.fit(part, epochs=6, dev=held, patience=2).best_epoch_
+    assert f"epochs: {best} (best F1" in err and f"{best} epochs" in out
+    again = make("arow", template="chunk", **params).fit(sents, epochs=best)
+    saved = load(model)
+    np.testing.assert_allclose(saved.averaged()[0], again.averaged()[0])

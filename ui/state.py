@@ -3,6 +3,8 @@ session keys. Heavy objects are ``st.cache_resource``; nothing a user writes is 
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 from sqlalchemy import Engine
 
@@ -14,6 +16,7 @@ from db.repository.views import idle_gate
 from db.service import Service
 from db.store import SqlStore
 
+LOG = logging.getLogger(__name__)
 PROJECT_KEY = "cw_project_id"
 USER_KEY = "cw_user_id"  # the signed-in user's id (``ui.auth`` sets and checks it)
 
@@ -39,7 +42,12 @@ def check_database() -> None:
     try:
         engine()
     except DatabaseDamagedError as exc:
-        st.error(f"cwal cannot start: {exc}.")
+        LOG.error("cwal cannot start: %s", exc)  # the server's log names the file
+        st.error(
+            f"cwal cannot start: the database is damaged ({exc.problem}); nothing was written "
+            "to it. The server's log names the file: restore the last backup with "
+            "'python -m cwal restore BACKUP', or move the file away to start with an empty one."
+        )  # no server path on the page
         st.stop()
 
 

@@ -16,6 +16,7 @@ from operator import itemgetter
 import numpy as np
 
 from cwal.features._batch import BatchSpec, T, W, encode_batch
+from cwal.features.clusters import WordClusters
 from cwal.io.sentence import Sentence
 
 _PAD_LEFT = ("<s-2>", "<s-1>")
@@ -273,6 +274,52 @@ def get_template(name: str) -> Template:
         ) from None
 
 
+# --- word-cluster features (cwal/features/clusters.py) ---------------------------------------
+# The cluster of the word at offsets -1, 0, +1 at every level, and the bigrams of the second
+# level (64 clusters by default) around the token; slots placed after the template's word slots
+# (before its bag and POS).
+CLUSTER_OFFSETS = (-1, 0, 1)
+
+
+def _cluster_slots(clusters: WordClusters, first_field: int) -> list:
+    slots: list = []
+    for level, size in enumerate(clusters.sizes):
+        f = first_field + level
+        slots += [(f"c{size}[{o:+d}]", (W(o, f),)) for o in CLUSTER_OFFSETS]
+    if len(clusters.sizes) > 1:
+        f, size = first_field + 1, clusters.sizes[1]
+        slots += [(f"c{size}[-1|0]", (W(-1, f), W(0, f))), (f"c{size}[0|+1]", (W(0, f), W(1, f)))]
+    return slots
+
+
+def with_clusters(
+    spec: BatchSpec, base: Template, clusters: WordClusters
+) -> tuple[BatchSpec, Template]:
+    """A template's batch spec and string function with the cluster features of ``clusters``."""
+    n_fields = len(spec.pads[0])
+    base_entry, of = spec.entry, clusters.of
+
+    def entry(word: str) -> tuple:
+        return (*base_entry(word), *of(word))
+
+    pads = [(*p, *(p[0],) * len(clusters.sizes)) for p in spec.pads]
+    slots = _cluster_slots(clusters, n_fields)
+    at = len(spec.words)
+    out = BatchSpec(entry, pads, [*spec.words, *slots], spec.bag, spec.pos)
+
+    def template(tokens: Sequence[str], columns: dict[str, Sequence[str]]) -> list[list[str]]:
+        feats = base(tokens, columns)
+        ents = [*pads[:2], *map(entry, tokens), *pads[2:]]
+        for i, f in enumerate(feats):
+            f[at:at] = [
+                prefix + "=" + "|".join(ents[i + 2 + o][field] for _, o, field in deps)
+                for prefix, deps in slots
+            ]
+        return feats
+
+    return out, template
+
+
 @dataclass
 class Encoded:
     """A sentence (or a batch of sentences) as integer arrays.
@@ -308,9 +355,18 @@ class FeatureIndex:
     """Maps feature strings to dense ids. Grows while not frozen; a frozen index drops unseen
     strings, so prediction never adds weights."""
 
-    def __init__(self, template: str = "chunk", strings: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        template: str = "chunk",
+        strings: Iterable[str] = (),
+        clusters: WordClusters | None = None,
+    ) -> None:
         self.template = template
         self._fn = get_template(template)
+        self._spec = _SPECS.get(self._fn)
+        self.clusters = clusters
+        if clusters is not None and self._spec is not None:
+            self._spec, self._fn = with_clusters(self._spec, self._fn, clusters)
         self._ids: dict[str, int] = {}
         self.frozen = False
         for s in strings:
@@ -352,7 +408,7 @@ class FeatureIndex:
     def _encode(self, sentences: Iterable[Sentence], grow: bool, min_count: int = 1) -> Encoded:
         """``encode``; with ``min_count`` > 1 features seen fewer times may be left out (the
         built-in templates skip them before building their strings; see ``encode_pruned``)."""
-        spec = _SPECS.get(self._fn)
+        spec = self._spec
         if spec is not None:
             sentences = list(sentences)
             done = encode_batch(spec, sentences, self._ids, grow, min_count)

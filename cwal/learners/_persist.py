@@ -3,7 +3,9 @@
 The per-feature arrays (``W``, ``SW``, ``UW``) are stored sparse (format version 3): most of
 their entries never change from the fill a new feature row gets (0 or the initial variance), so
 the file holds ``touched`` (the flat indices where any of the three differs from its fill) and
-the three arrays' values there; version 2 files (dense arrays) still load.
+the three arrays' values there; version 2 files (dense arrays) still load. Version 4 adds the
+word clusters of a model that uses them (``c_words``, ``c_ids``, ``c_sizes``); version 3 files
+(no clusters) still load.
 
 Loading uses ``allow_pickle=False`` and checks every part, so a file that is not a cwal model
 (or is damaged) raises ``ModelFileError`` instead of running or half-loading anything.
@@ -25,16 +27,18 @@ import numpy as np
 
 from cwal.errors import ModelFileError
 from cwal.features import FeatureIndex
+from cwal.features.clusters import WordClusters
 from cwal.learners._tags import TagCodec
 
 SequenceLearner = Any  # the model saved or built; this module knows only its attributes
 
 FORMAT = "cwal-model"
-FORMAT_VERSION = 3
-READABLE = (2, 3)
+FORMAT_VERSION = 4
+READABLE = (2, 3, 4)
 ARRAYS = ("W", "A", "SW", "SA", "UW", "UA")
 _PER_FEATURE = ("W", "SW", "UW")
 EXTRA = "x_"  # prefix of a learner's own arrays (see extra_state / restore_state)
+CLUSTERS = "c_"  # prefix of the word clusters' arrays (version 4; see WordClusters.to_arrays)
 
 
 def _json_array(obj: Any) -> np.ndarray:
@@ -64,6 +68,8 @@ def to_bytes(model: SequenceLearner) -> bytes:
         "features": _json_array(model.features_.strings),
         **{EXTRA + k: v for k, v in extra_arrays.items()},
     }
+    if model.features_.clusters is not None:
+        arrays.update({CLUSTERS + k: v for k, v in model.features_.clusters.to_arrays().items()})
     fills = _fills(model)
     meta["fills"] = fills
     dense = {key: getattr(model, key + "_")[:F] for key in _PER_FEATURE}
@@ -105,7 +111,7 @@ def _read(data: bytes, source: str) -> tuple[dict, list, dict[str, np.ndarray]]:
             arrays = {k: np.ascontiguousarray(z[k], dtype=np.float64) for k in ARRAYS}
             if "touched" in z.files:
                 arrays["touched"] = np.asarray(z["touched"])
-            arrays.update({k: np.asarray(z[k]) for k in z.files if k.startswith(EXTRA)})
+            arrays.update({k: np.asarray(z[k]) for k in z.files if k.startswith((EXTRA, CLUSTERS))})
         except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError) as exc:
             raise ModelFileError(f"{source}: damaged cwal model file ({exc})") from None
     if not isinstance(meta, dict) or not isinstance(strings, list):
@@ -130,11 +136,13 @@ def from_bytes(
         model = make(
             meta["name"], labels=meta["labels"], template=meta["template"], **meta["params"]
         )
-        model.features_ = FeatureIndex(meta["template"], strings)
+        parts = {k[len(CLUSTERS) :]: v for k, v in arrays.items() if k.startswith(CLUSTERS)}
+        found = WordClusters.from_arrays(parts) if parts else None
+        model.features_ = FeatureIndex(meta["template"], strings, clusters=found)
         model.features_.frozen = bool(meta["frozen"])
         count, n_updates = float(meta["count"]), int(meta["n_updates"])
         model.codec_ = TagCodec(model.params["encoding"], list(meta["schemes"]))
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
         raise ModelFileError(f"{source}: damaged cwal model file ({exc})") from None
     L, F = len(model.labels_), len(strings)
     if len(model.features_) != F:

@@ -37,6 +37,8 @@ class SequenceLearner:
     ``min_count`` drops features seen fewer times in ``fit``'s data (then the index is frozen).
     ``encoding`` ``bioes`` trains on BIOES re-encoded chunk tags (``labels_`` then holds BIOES
     labels; ``predict`` converts back to the training scheme), ``raw`` on the tags as given.
+    ``clusters``: ``fit`` on a fresh index first learns word clusters from the text of its data
+    and its ``unlabeled`` sentences (cwal/features/clusters.py) and adds them as features.
     """
 
     name: ClassVar[str] = "learner"
@@ -65,6 +67,7 @@ class SequenceLearner:
         k: int = 1,
         mistake_driven: bool = False,
         encoding: str = "raw",
+        clusters: bool = False,
     ) -> None:
         codes = {"perceptron": K.PERCEPTRON, "pa": K.PA, "arow": K.AROW}
         if algorithm == "cw":
@@ -94,6 +97,7 @@ class SequenceLearner:
             "k": int(k),
             "mistake_driven": bool(mistake_driven),
             "encoding": encoding,
+            "clusters": bool(clusters),
         }
         self.codec_ = TagCodec(encoding)
         self.labels_: list[str] = list(labels)
@@ -243,6 +247,7 @@ class SequenceLearner:
         dev: Sequence[Sentence] | None = None,
         progress: Progress | None = None,
         patience: int | None = None,
+        unlabeled: Iterable[Sequence[str]] = (),
     ) -> SequenceLearner:
         """Train ``epochs`` passes in seeded random orders (same seed, same model).
 
@@ -252,10 +257,13 @@ class SequenceLearner:
         earliest on a tie; ``best_epoch_``) and training stops once ``patience`` epochs in a row
         have not beaten it; ``stats`` then also holds ``best_epoch``.
         (``cwal.learners.shards.fit_shards`` trains copies on disjoint shards in parallel
-        processes and merges them.)
+        processes and merges them.) ``unlabeled`` (token sequences) adds text to learn word
+        clusters from when the ``clusters`` parameter is on and the index is still empty.
         """
         if patience is not None and int(patience) < 1:
             raise ValueError(f"patience must be at least 1, not {patience}")
+        sentences = list(sentences)
+        self._learn_clusters(sentences, unlabeled)
         data, enc, gold, fresh = self._admit_corpus(sentences)
         self._grow(self.n_features_, exact=fresh)
         held = [s for s in dev if s.tags is not None] if dev is not None else []
@@ -281,6 +289,21 @@ class SequenceLearner:
             self._restore(kept)
         self.best_epoch_ = best if choose else epochs
         return self
+
+    def _learn_clusters(
+        self, sentences: Sequence[Sentence], unlabeled: Iterable[Sequence[str]]
+    ) -> None:
+        """With ``clusters`` on and an empty index: clusters from all the text (or none when
+        there is too little of it; cwal.features.clusters.MIN_TOKENS)."""
+        index = self.features_
+        if not self.params.get("clusters") or index.frozen or len(index) or index.clusters:
+            return
+        from cwal.features import clusters
+
+        texts = [*(s.tokens for s in sentences), *unlabeled]
+        found = clusters.learn(texts)
+        if found is not None:
+            self.features_ = FeatureIndex(index.template, clusters=found)
 
     _STATE = ("W_", "A_", "SW_", "SA_", "UW_", "UA_")
 

@@ -96,31 +96,119 @@ def _by_type(spans: Sequence[tuple]) -> dict[str, list[tuple]]:
     return out
 
 
-def _span_stats(
-    item: Item, spans: Mapping[str, list[tuple]], lay: _Layout, row: np.ndarray
-) -> None:
-    """The span columns of one sentence (``spans``: each annotator's spans)."""
+class _TagTable:
+    """Every annotator's tags of every item as integer arrays, and their spans found for all
+    tokens at once (numpy): a span opens at a non-O token whose list starts there, or after an
+    O, a token of another type, a closing prefix, or at an opening prefix; it closes before the
+    next opening (``schemes.spans``'s reading, conlleval's for invalid sequences)."""
+
+    def __init__(
+        self, items: Sequence[Item], annotators: list[str], lengths: np.ndarray, scheme: str
+    ) -> None:
+        sch = schemes.get(scheme)
+        n_tok = int(lengths.sum())
+        self.offsets = np.concatenate([[0], np.cumsum(lengths)])
+        # every annotator's tags in one flat array, a missing version as None, ids by hashing
+        flat = [
+            t
+            for a in annotators
+            for it, n in zip(items, lengths.tolist(), strict=True)
+            for t in it.get(a, (None,) * n)
+        ]
+        ids, uniques = pd.factorize(np.array(flat, dtype=object), use_na_sentinel=True)
+        tag_ids = list(uniques)
+        self.ids = {a: ids[k * n_tok : (k + 1) * n_tok].astype(np.int32)
+                    for k, a in enumerate(annotators)}  # fmt: skip
+        parsed = []
+        for tag in tag_ids:
+            prefix, typ = schemes.split_tag(tag) or (None, None)
+            if prefix is None:
+                raise ValueError(f"malformed tag {tag!r}: expected 'O' or a prefix then a type")
+            if prefix != schemes.OUTSIDE and prefix not in sch.alphabet:
+                raise ValueError(f"tag {tag!r}: prefix {prefix!r} is not used by {sch.name}")
+            parsed.append((prefix, typ))
+        self.types = sorted({t for _, t in parsed if t})
+        code_of = {t: k for k, t in enumerate(self.types, start=1)}
+        self._type = np.array([code_of.get(t, 0) for _, t in parsed] + [0], dtype=np.int32)
+        self._opens = np.array([p in sch.starts for p, _ in parsed] + [False])
+        self._closes = np.array([p in sch.ends for p, _ in parsed] + [False])
+        self.first = np.zeros(n_tok, dtype=bool)
+        self.first[self.offsets[:-1][lengths > 0]] = True
+        self.last = np.zeros(n_tok, dtype=bool)
+        self.last[self.offsets[1:][lengths > 0] - 1] = True
+        self.sentence = np.repeat(np.arange(len(items)), lengths)
+
+    def codes(self, a: str) -> np.ndarray:
+        """Each token's type code (0 = O, k = ``types[k-1]``; -1 where ``a`` gave no version)."""
+        ids = self.ids[a]
+        return np.where(ids >= 0, self._type[ids], -1).astype(np.int16)
+
+    def spans(self, a: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(type code, start, end_exclusive)`` of every span of ``a``, in token order (global
+        token positions; ``self.sentence[start]`` is the item)."""
+        ids = self.ids[a]
+        typ = np.where(ids >= 0, self._type[ids], 0)
+        inside = typ > 0
+        opens, closes = self._opens[ids], self._closes[ids]
+        prev_typ = np.concatenate([[0], typ[:-1]])
+        prev_closes = np.concatenate([[False], closes[:-1]])
+        start = inside & (self.first | (prev_typ != typ) | opens | prev_closes)
+        next_start = np.concatenate([start[1:], [True]])
+        next_typ = np.concatenate([typ[1:], [0]])
+        end = inside & (self.last | (next_typ != typ) | next_start | closes)
+        starts, ends = np.flatnonzero(start), np.flatnonzero(end) + 1
+        return typ[starts], starts, ends
+
+
+def _all_span_stats(table: _TagTable, lay: _Layout, out: np.ndarray) -> None:
+    """The span columns of every sentence: counted with numpy where a pair's tag lists are
+    equal (every span matches), sentence by sentence where they differ."""
     ix = lay.index
+    n = out.shape[0]
+    spans = {a: table.spans(a) for a in lay.annotators}
+    n_types = len(lay.types) + 1
     for pair in lay.pairs:
         a, b = pair
-        if a not in item or b not in item:
-            continue
-        row[ix[("items", pair)]] = 1
-        sa_all, sb_all = spans[a], spans[b]
-        ga, gb = _by_type(sa_all), _by_type(sb_all)
-        groups = [(ALL, sa_all, sb_all)]
-        groups += [(t, ga.get(t, []), gb.get(t, [])) for t in ga.keys() | gb.keys()]
-        same = sa_all == sb_all
-        for t, sa, sb in groups:
-            if same:
-                match = part = len(sa)
-            else:
-                cor, par = partial_counts(sa, sb)
-                match, part = len(set(sa) & set(sb)), cor + 0.5 * par
-            row[ix[(pair, t, "match")]] = match
-            row[ix[(pair, t, "na")]] = len(sa)
-            row[ix[(pair, t, "nb")]] = len(sb)
-            row[ix[(pair, t, "part")]] = part
+        ida, idb = table.ids[a], table.ids[b]
+        both = np.bincount(table.sentence[(ida >= 0) & (idb >= 0)], minlength=n) > 0
+        differs = np.bincount(table.sentence[ida != idb], minlength=n) > 0
+        out[:, ix[("items", pair)]] = both
+        counts = {}
+        for who, (typ, start, _) in (("na", spans[a]), ("nb", spans[b])):
+            sent = table.sentence[start]
+            keep = both[sent]
+            by = np.bincount(sent[keep] * n_types + typ[keep], minlength=n * n_types)
+            counts[who] = by.reshape(n, n_types)
+        for k, t in enumerate([ALL, *lay.types]):
+            na = counts["na"].sum(axis=1) if k == 0 else counts["na"][:, k]
+            nb = counts["nb"].sum(axis=1) if k == 0 else counts["nb"][:, k]
+            out[:, ix[(pair, t, "na")]] = na
+            out[:, ix[(pair, t, "nb")]] = nb
+            same = both & ~differs
+            out[:, ix[(pair, t, "match")]] = np.where(same, na, 0)
+            out[:, ix[(pair, t, "part")]] = np.where(same, na, 0)
+        for i in np.flatnonzero(both & differs):
+            sa, sb = (
+                _sentence_spans(spans[a], table, i, lay),
+                _sentence_spans(spans[b], table, i, lay),
+            )
+            ga, gb = _by_type(sa), _by_type(sb)
+            groups = [(ALL, sa, sb)]
+            groups += [(t, ga.get(t, []), gb.get(t, [])) for t in ga.keys() | gb.keys()]
+            for t, xa, xb in groups:
+                cor, par = partial_counts(xa, xb)
+                out[i, ix[(pair, t, "match")]] = len(set(xa) & set(xb))
+                out[i, ix[(pair, t, "part")]] = cor + 0.5 * par
+
+
+def _sentence_spans(
+    found: tuple[np.ndarray, np.ndarray, np.ndarray], table: _TagTable, i: int, lay: _Layout
+) -> list[tuple]:
+    typ, start, end = found
+    lo, hi = np.searchsorted(start, [table.offsets[i], table.offsets[i + 1]])
+    base = table.offsets[i]
+    return [(lay.types[t - 1], int(s - base), int(e - base))
+            for t, s, e in zip(typ[lo:hi], start[lo:hi], end[lo:hi], strict=True)]  # fmt: skip
 
 
 def _token_stats(
@@ -137,18 +225,24 @@ def _token_stats(
         w = None if weights is None else weights[mask]
         return np.bincount(sent[mask], weights=w, minlength=n)
 
+    width = len(lay.types) + 1
     for pair in lay.pairs:
         ca, cb = codes[pair[0]], codes[pair[1]]
         both = (ca >= 0) & (cb >= 0)
-        out[:, ix[(pair, "tokens")]] = per_sentence(both)
-        out[:, ix[(pair, ALL, "agree")]] = per_sentence(both & (ca == cb))
-        out[:, ix[(pair, "O", "ta")]] = per_sentence(both & (ca == 0))
-        out[:, ix[(pair, "O", "tb")]] = per_sentence(both & (cb == 0))
+        # one count of every (code of a, code of b) per sentence gives every token column
+        joint = np.bincount(
+            (sent[both] * width + ca[both]) * width + cb[both], minlength=n * width * width
+        ).reshape(n, width, width)
+        tokens = joint.sum(axis=(1, 2))
+        ta, tb = joint.sum(axis=2), joint.sum(axis=1)
+        out[:, ix[(pair, "tokens")]] = tokens
+        out[:, ix[(pair, ALL, "agree")]] = np.trace(joint, axis1=1, axis2=2)
+        out[:, ix[(pair, "O", "ta")]] = ta[:, 0]
+        out[:, ix[(pair, "O", "tb")]] = tb[:, 0]
         for k, t in enumerate(lay.types, start=1):
-            ina, inb = ca == k, cb == k
-            out[:, ix[(pair, t, "agree")]] = per_sentence(both & (ina == inb))
-            out[:, ix[(pair, t, "ta")]] = per_sentence(both & ina)
-            out[:, ix[(pair, t, "tb")]] = per_sentence(both & inb)
+            out[:, ix[(pair, t, "agree")]] = tokens - ta[:, k] - tb[:, k] + 2 * joint[:, k, k]
+            out[:, ix[(pair, t, "ta")]] = ta[:, k]
+            out[:, ix[(pair, t, "tb")]] = tb[:, k]
     stacked = np.stack([codes[a] for a in lay.annotators])
     m = (stacked >= 0).sum(axis=0).astype(np.float64)
     pairable = m >= 2
@@ -276,39 +370,16 @@ def agreement(
     if not items:
         return pd.DataFrame(columns=[*columns, "a", "b"])
     annotators = sorted({a for it in items for a in it})
-    memo: dict[tuple[str, ...], list[tuple]] = {}
-
-    def spans_of(tags: Sequence[str]) -> list[tuple]:
-        key = tuple(tags)
-        found = memo.get(key)
-        if found is None:
-            found = memo[key] = schemes.spans(list(key), scheme)
-        return found
-
-    spans = [{a: spans_of(t) for a, t in it.items()} for it in items]
-    types = sorted({x[0] for sp in spans for v in sp.values() for x in v})
-    lay = _Layout.make(annotators, types)
-    code_of = {t: k for k, t in enumerate(types, start=1)}
     lengths = np.array([len(next(iter(it.values()))) for it in items])
-    codes = {}
-    for a in annotators:
-        col: list[int] = []
-        for it, sp, n in zip(items, spans, lengths, strict=True):
-            if a not in it:
-                col += [-1] * int(n)
-                continue
-            row = [0] * int(n)
-            for typ, start, end in sp[a]:
-                row[start:end] = [code_of[typ]] * (end - start)
-            col += row
-        codes[a] = np.array(col, dtype=np.int16)
+    table = _TagTable(items, annotators, lengths, scheme)
+    types = table.types
+    lay = _Layout.make(annotators, types)
+    codes = {a: table.codes(a) for a in annotators}
     stats = _token_stats(items, codes, lengths, lay)
-    for it, sp, row in zip(items, spans, stats, strict=True):
-        _span_stats(it, sp, lay, row)
+    _all_span_stats(table, lay, stats)
     total = stats.sum(axis=0)
     point = _estimates(total, lay)
     rng = np.random.default_rng(seed)
-    n = len(items)
     used = np.flatnonzero(total)  # columns that are zero everywhere stay zero in every resample
     boot_sums = np.zeros((replicates, stats.shape[1]))
     boot_sums[:, used] = _resampled_sums(stats[:, used].astype(np.float32), replicates, rng)

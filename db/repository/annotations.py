@@ -40,7 +40,7 @@ from db.repository.base import (
 from db.repository.leases import take_lease
 from db.repository.projects import DEFAULT_SETTINGS
 from db.repository.state import not_retracted
-from db.repository.versions import is_overlap, settle_if_agreed, wants_version
+from db.repository.versions import is_overlap, live_versions, settle_if_agreed, wants_version
 
 STATUSES = ("submitted", "skipped", "undone", "version")
 
@@ -79,6 +79,16 @@ _CURRENT_ID = (
     )
     .scalar_subquery()
 )
+# A late submission: the submitter holds no lease on the sentence (it expired and was taken or
+# freed) and its current label is another annotator's; its user and the lease holder come with
+# the context, in the same round trip.
+_CONTEXT = _CONTEXT.add_columns(
+    select(Lease.user_id).where(Lease.sentence_id == _S).scalar_subquery().label("lease_user"),
+    select(Annotation.user_id)
+    .where(Annotation.id == _CURRENT_ID)
+    .scalar_subquery()
+    .label("label_user"),
+)
 _ROW = {
     "project_id": bindparam("project_id", type_=Integer),
     "sentence_id": _S,
@@ -107,6 +117,7 @@ class _Context:
     n_tokens: int
     settings: dict[str, Any]
     maybe_version: bool  # an overlap pool sentence: the submission may be a version
+    late: bool = False  # no lease of the submitter's, and the current label is someone else's
 
 
 def _context(conn: Connection, sentence_id: int, user_id: int) -> _Context:
@@ -118,7 +129,9 @@ def _context(conn: Connection, sentence_id: int, user_id: int) -> _Context:
     if row.user_ok is None:
         raise NotFoundError(f"no user with id {user_id}")
     overlap = row.split == "pool" and is_overlap(sentence_id, row.overlap_share)
-    return _Context(row.project_id, len(row.tokens), {**DEFAULT_SETTINGS, **row.settings}, overlap)
+    late = row.lease_user != user_id and row.label_user not in (None, user_id)
+    settings = {**DEFAULT_SETTINGS, **row.settings}
+    return _Context(row.project_id, len(row.tokens), settings, overlap, late)
 
 
 def _insert(conn: Connection, **values: Any) -> int:
@@ -133,9 +146,10 @@ def _record(
     tags: Sequence[str] | None,
     seconds: float | None,
     now: datetime | None,
+    extra: dict[str, Any] | None = None,
 ) -> int:
     params = {"sentence_id": sentence_id, "user_id": annotator_id,
-              "seconds": check_seconds(seconds), "now": check_time(now)}  # fmt: skip
+              "seconds": check_seconds(seconds), "now": check_time(now), **(extra or {})}  # fmt: skip
     what = "label" if statement is _SUBMIT else "skip"
     return retry_busy(lambda: _write(engine, statement, tags, params), what)
 
@@ -148,7 +162,9 @@ def _write(engine: Engine, statement: Any, tags: Sequence[str] | None, given: di
         ctx = _context(conn, sentence_id, annotator_id)
         project_id = ctx.project_id
         checked = None if tags is None else check_tags(tags, ctx.n_tokens, ctx.settings)
-        params = {**given, "project_id": project_id, "tags": checked}
+        late_ok = given.get("late_as_version", False)
+        params = {k: v for k, v in given.items() if k != "late_as_version"}
+        params.update(project_id=project_id, tags=checked)
         if statement is _SUBMIT and ctx.maybe_version:
             lock_project_annotations(conn, project_id)  # whether it has gold yet, under the lock
             if wants_version(conn, sentence_id):
@@ -156,10 +172,32 @@ def _write(engine: Engine, statement: Any, tags: Sequence[str] | None, given: di
                 conn.execute(_RELEASE, params)
                 settle_if_agreed(conn, project_id, sentence_id, annotator_id, now)
                 return annotation_id
+        if statement is _SUBMIT and ctx.late and late_ok:
+            lock_project_annotations(conn, project_id)
+            kept = keep_late(conn, project_id, sentence_id, annotator_id, params)
+            if kept is not None:
+                return kept
         postgres = conn.dialect.name == "postgresql"
         conn.execute(_RELEASE_AND_LOCK if postgres else _RELEASE, params)
         annotation_id = conn.execute(statement, params).scalar_one()
     return annotation_id
+
+
+def keep_late(
+    conn: Connection, project_id: int, sentence_id: int, user_id: int, params: dict[str, Any]
+) -> int | None:
+    """Under the annotation lock: when the sentence's current label is still another
+    annotator's, keep a late submission as a ``version`` beside a version copy of that label (for
+    adjudication; the label stays the one the model learned) and return the version's id."""
+    current = conn.execute(
+        select(Annotation.user_id, Annotation.tags).where(Annotation.id == _CURRENT_ID), params
+    ).one_or_none()
+    if current is None or current.user_id == user_id:
+        return None
+    if not any(v.user_id == current.user_id for v in live_versions(conn, sentence_id)):
+        _insert(conn, **_version_row({**params, "user_id": current.user_id,
+                                      "tags": current.tags, "seconds": None}))  # fmt: skip
+    return _insert(conn, **_version_row(params))
 
 
 def _version_row(params: dict[str, Any]) -> dict[str, Any]:
@@ -183,15 +221,21 @@ def submit_annotation(
     *,
     seconds: float | None = None,
     now: datetime | None = None,
+    late_as_version: bool = False,
 ) -> int:
     """Store an annotator's tags for a sentence and release their lease on it; returns the new
     annotation id once committed. The tags are checked against the project's tag set and
-    (when ``strict_scheme``) its scheme. A submission is stored even when the lease expired;
-    it supersedes the sentence's previous current annotation, if any. On an overlap sentence
-    without gold it is stored as an independent ``version`` instead (see ``versions``)."""
+    (when ``strict_scheme``) its scheme. A submission supersedes the sentence's previous current
+    annotation, if any. On an overlap sentence without gold it is stored as an independent
+    ``version`` instead (see ``versions``). With ``late_as_version`` (what annotators' submits
+    from the live service use), a late one -- the submitter holds no lease on the sentence (it
+    expired, and was taken or freed) and the sentence carries another annotator's label -- is
+    kept as a ``version`` beside a version copy of that label, for adjudication, instead of
+    superseding it; without it (a lead's fix on Review, scripts) it supersedes."""
     if tags is None:
         raise InvalidValueError("a submission needs tags (use skip() to pass on a sentence)")
-    return _record(engine, _SUBMIT, sentence_id, annotator_id, tags, seconds, now)
+    params = {"late_as_version": late_as_version}
+    return _record(engine, _SUBMIT, sentence_id, annotator_id, tags, seconds, now, params)
 
 
 def skip(

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, Engine, func, insert, select
+from sqlalchemy import Connection, Engine, Text, func, insert, select, type_coerce
 
 from db.engine import read_transaction, write_transaction
 from db.models import Adjudication, Annotation, Project, Sentence, User
@@ -186,8 +186,11 @@ class Disagreement:
     gold: list[str] | None
 
 
-def overlap_versions(engine: Engine, project_id: int) -> dict[int, dict[int, Version]]:
-    """Every overlap sentence's live versions: ``{sentence_id: {user_id: newest version}}``."""
+def overlap_versions(
+    engine: Engine, project_id: int, sentence_ids: Sequence[int] | None = None
+) -> dict[int, dict[int, Version]]:
+    """Every overlap sentence's live versions (of ``sentence_ids`` only, when given):
+    ``{sentence_id: {user_id: newest version}}``."""
     retracted = not_retracted(project_id)
     query = (
         select(
@@ -203,10 +206,42 @@ def overlap_versions(engine: Engine, project_id: int) -> dict[int, dict[int, Ver
         .order_by(Annotation.id)
     )
     out: dict[int, dict[int, Version]] = {}
+    chunks = [None] if sentence_ids is None else [
+        list(sentence_ids[i : i + 5000]) for i in range(0, len(sentence_ids), 5000)
+    ]  # fmt: skip
     with engine.connect() as conn:
-        for vid, sid, uid, name, tags, at in conn.execution_options(yield_per=5000).execute(query):
-            out.setdefault(sid, {})[uid] = Version(vid, uid, name, tags, at)
+        for chunk in chunks:
+            q = query if chunk is None else query.where(Annotation.sentence_id.in_(chunk))
+            for vid, sid, uid, name, tags, at in conn.execution_options(yield_per=5000).execute(q):
+                out.setdefault(sid, {})[uid] = Version(vid, uid, name, tags, at)
     return out
+
+
+def _differing_sentences(engine: Engine, project_id: int, include_settled: bool) -> list[int]:
+    """Ids of the overlap sentences whose annotators' newest live versions are not all the
+    same, found in one query (the tags compared as stored text, so nothing is decoded)."""
+    newest = (
+        select(func.max(Annotation.id).label("id"))
+        .where(
+            Annotation.project_id == project_id,
+            Annotation.status == "version",
+            not_retracted(project_id),
+        )
+        .group_by(Annotation.sentence_id, Annotation.user_id)
+        .subquery()
+    )
+    text = type_coerce(Annotation.tags, Text)
+    query = (
+        select(Annotation.sentence_id)
+        .join(newest, newest.c.id == Annotation.id)
+        .group_by(Annotation.sentence_id)
+        .having(func.count(func.distinct(text)) > 1)
+    )
+    if not include_settled:
+        settled = select(Adjudication.sentence_id).where(Adjudication.project_id == project_id)
+        query = query.where(Annotation.sentence_id.not_in(settled))
+    with read_transaction(engine) as conn:
+        return list(conn.execute(query).scalars())
 
 
 def adjudicated_ids(engine: Engine, project_id: int) -> dict[int, int]:
@@ -225,7 +260,8 @@ def disagreements(
 ) -> list[Disagreement]:
     """Overlap sentences whose versions differ, worst first (most differing tokens), without a
     settled gold unless ``include_settled``; at most ``limit``."""
-    versions = overlap_versions(engine, project_id)
+    candidates = _differing_sentences(engine, project_id, include_settled)
+    versions = overlap_versions(engine, project_id, candidates)
     settled = adjudicated_ids(engine, project_id)
     found: list[tuple[int, int]] = []
     for sid, by_user in versions.items():

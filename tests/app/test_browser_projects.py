@@ -47,7 +47,7 @@ def test_new_project_shows_at_once_and_repeats_are_reported_and_skipped(tmp_path
         page.get_by_role("button", name="Create project").click()
         page.get_by_text("3 sentences repeat an earlier one (the first at lines 3, 4, 5); "
                          "the import skipped them.").wait_for(timeout=60_000)  # fmt: skip
-        page.get_by_text("Project Repeats created").wait_for()
+        page.get_by_text("Project created with PER, LOC").wait_for()
         # the sidebar's project selector has it now, without a page refresh
         page.wait_for_function(SELECTED, arg="Repeats", timeout=10_000)
         page.screenshot(path=str(ARTIFACTS / "new_project.png"))

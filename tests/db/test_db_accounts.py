@@ -13,6 +13,7 @@ from db import imports
 from db import repository as repo
 from db.models import utcnow
 from db.repository import accounts
+from db.store import SqlStore
 
 
 def test_racing_first_lead_creators_get_exactly_one_lead(backend):
@@ -105,3 +106,43 @@ def test_sign_in_throttling_per_account_and_per_address(engine, people):
     # a success clears the account's failures
     repo.record_sign_in(engine, "ann", "10.0.0.1", ok=True, now=now)
     assert repo.sign_in_wait(engine, "ann", "10.0.0.1", now=now) == 0
+
+
+def test_a_late_submit_is_kept_as_a_second_version_for_adjudication(
+    engine, people, project, corpus
+):
+    from db.repository import versions
+
+    imports.import_file(engine, project, corpus(3), tags_as="gold")
+    sid = repo.sentence_ids(engine, project)[0]
+    ann, bob = people["ann"], people["bob"]
+    t0 = utcnow()
+    assert repo.lease_next(engine, project, ann, [sid], ttl=60, now=t0) == sid
+    # ann's lease expires; bob takes the sentence and labels it
+    later = t0 + timedelta(seconds=120)
+    assert repo.lease_next(engine, project, bob, [sid], ttl=60, now=later) == sid
+    store = SqlStore(engine)  # what the live service submits through
+    gold = store.submit(sid, bob, ["B-NP", "I-NP", "B-VP"], None)
+    late = store.submit(sid, ann, ["B-NP", "B-NP", "B-VP"], None)
+    rows = repo.annotation_history(engine, sid)
+    assert [(r.status, r.user_id) for r in rows] == [
+        ("submitted", bob), ("version", bob), ("version", ann)
+    ]  # fmt: skip
+    assert rows[-1].id == late
+    current = repo.current_annotations(engine, project)
+    assert [(a.id, a.tags) for a in current] == [(gold, ["B-NP", "I-NP", "B-VP"])]  # kept
+    (found,) = versions.disagreements(engine, project)
+    assert found.sentence_id == sid and found.differing_tokens == 1
+    assert {v.user_id for v in found.versions} == {ann, bob}
+    settled = versions.adjudicate(
+        engine,
+        sid,
+        people["lea"],
+        ["B-NP", "B-NP", "B-VP"],
+        [v.id for v in found.versions],
+        "accept",
+    )
+    assert repo.current_annotations(engine, project)[0].id == settled
+    # a lead's Review fix supersedes as before
+    fix = repo.submit_annotation(engine, sid, people["lea"], ["O", "O", "O"])
+    assert repo.current_annotations(engine, project)[0].id == fix
