@@ -139,6 +139,8 @@ def run_train(args: argparse.Namespace) -> int:
     ]
     extra = {"unlabeled": unlabeled} if unlabeled else {}
     start = time.monotonic()
+    if args.choose_epochs and dev is None and args.shards == 1:
+        args.epochs = choose_epochs(args, learner, template, params, train, extra)
     bar = EpochBar(args.epochs, enabled=not args.quiet)
     if args.shards > 1:
         fit_shards(model, train, args.epochs, args.seed, args.shards, args.combine, dev, bar)
@@ -157,6 +159,24 @@ def run_train(args: argparse.Namespace) -> int:
         f"{time.monotonic() - start:.1f}s"
     )
     return 0
+
+
+def choose_epochs(
+    args: argparse.Namespace, learner: str, template: str, params: dict,
+    train: list[Sentence], extra: dict,
+) -> int:  # fmt: skip
+    """The epoch count (at most ``--epochs``) with the best F1 on the last 10% of the training
+    data when a model is trained on the rest (stopping after ``--patience`` without a gain)."""
+    from cwal.corpora import carve_dev
+    from cwal.learners import make
+
+    part, held = carve_dev(train, 0.1)
+    probe = make(learner, template=template, **params)
+    probe.fit(part, epochs=args.epochs, seed=args.seed, dev=held, patience=args.patience, **extra)
+    best = max(1, int(probe.best_epoch_))
+    print(f"epochs: {best} (best F1 on the last 10% of the training file, trained on the rest; "
+          f"now retraining on all of it)", file=sys.stderr)  # fmt: skip
+    return best
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
@@ -202,6 +222,10 @@ def add_parser(subparsers: Any) -> None:
                         "better one (not with --shards)")  # fmt: skip
     t.add_argument("--patience", type=int, default=3, metavar="N",
                    help="with --dev: stop after N epochs without a better dev F1 (default 3)")  # fmt: skip
+    t.add_argument("--choose-epochs", action="store_true",
+                   help="without --dev: train on 90%% of the training file, pick the epoch "
+                        "count (up to --epochs, stopping after --patience) by F1 on the last "
+                        "10%%, then retrain on all of it with that count")  # fmt: skip
     t.add_argument("--unlabeled", nargs="+", metavar="FILE",
                    help="more text (any corpus format, tags ignored) to learn the word "
                         "clusters from, besides the training file's text")  # fmt: skip

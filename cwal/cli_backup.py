@@ -11,19 +11,16 @@ The store is imported only when one of these runs (the engine does not need it).
 from __future__ import annotations
 
 import argparse
-import importlib
 from typing import Any
 
 
-def _store() -> Any:
-    return importlib.import_module("db.backup")  # the store is optional for the engine
-
-
 def run_backup(args: argparse.Namespace) -> int:
-    store = _store()
-    engine = importlib.import_module("db.engine").make_engine(args.db)
+    from db import backup  # only when a store command runs
+    from db.engine import make_engine
+
+    engine = make_engine(args.db)
     try:
-        path = store.backup(engine, args.out)
+        path = backup.backup(engine, args.out)
     finally:
         engine.dispose()
     print(f"backup written to {path}")
@@ -31,7 +28,9 @@ def run_backup(args: argparse.Namespace) -> int:
 
 
 def run_restore(args: argparse.Namespace) -> int:
-    kept = _store().restore(args.backup, args.db)
+    from db import backup
+
+    kept = backup.restore(args.backup, args.db)
     print(
         f"restored from {args.backup}" + (f"; the replaced file is kept as {kept}" if kept else "")
     )
@@ -39,7 +38,9 @@ def run_restore(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    print(_store().check(args.db))
+    from db import backup
+
+    print(backup.check(args.db))
     return 0
 
 

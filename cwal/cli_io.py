@@ -12,7 +12,6 @@ refused file: nothing was imported), 2 bad usage (argparse's, or a missing proje
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import time
 from typing import Any
@@ -58,11 +57,14 @@ class Bar:
 
 
 def _db(args: argparse.Namespace) -> Any:
-    return importlib.import_module("db.engine").open_database(args.db)
+    from db.engine import open_database  # only when a store command runs
+
+    return open_database(args.db)
 
 
 def _project(engine: Any, name: str) -> Any:
-    repo = importlib.import_module("db.repository")
+    from db import repository as repo
+
     found = repo.find_project(engine, name)
     if found is None:
         raise CwalError(f"no project named {name!r} (create it with --create, or in the app)")
@@ -73,9 +75,9 @@ def _project(engine: Any, name: str) -> Any:
 def run_import(args: argparse.Namespace) -> int:
     """Import files (any format; a folder or zip of them) into a project, all or nothing."""
     from cwal.io.bundle import expand
+    from db import imports
+    from db import repository as repo
 
-    imports = importlib.import_module("db.imports")
-    repo = importlib.import_module("db.repository")
     sources = expand(args.input)
     engine = _db(args)
     try:
@@ -138,7 +140,8 @@ def _new_settings(args: argparse.Namespace, sources: list) -> dict[str, Any]:
 # ----- export ----------------------------------------------------------------------------------
 def run_export(args: argparse.Namespace) -> int:
     """Write a project's labels (or history, gold tags, model predictions) in any format."""
-    exports = importlib.import_module("db.exports")
+    from db import exports
+
     engine = _db(args)
     bar = Bar("sentences", enabled=not args.quiet)
     try:
@@ -191,7 +194,8 @@ def _model(args: argparse.Namespace) -> tuple[Any, str | None, float | None, int
         from cwal.learners import load
 
         return load(args.model), None, None, None
-    analysis = importlib.import_module("db.repository.analysis")
+    from db.repository import analysis
+
     engine = _db(args)
     try:
         project = _project(engine, args.project)

@@ -54,8 +54,8 @@ class SqlStore:
         return [_row(e) for e in repo.annotations_after(self.engine, project_id, after_id)]
 
     def current_annotations(self, project_id: int, upto_id: int) -> list[LogRow]:
-        rows = repo.current_annotations(self.engine, project_id, upto_id=upto_id)
-        return sorted((_row(e) for e in rows), key=lambda r: r.id)  # the order they were learned
+        rows = repo.current_annotations(self.engine, project_id, upto_id=upto_id, order="learned")
+        return [_row(e) for e in rows]
 
     def current_labels(self, project_id: int, upto_id: int) -> list[tuple[int, int]]:
         return repo.current_label_ids(self.engine, project_id, upto_id)

@@ -187,3 +187,26 @@ def test_word_clusters_from_the_training_text_and_unlabeled_files(
     assert main([*argv, "--unlabeled", str(more), "--no-clusters"]) == 0
     assert load(model).features_.clusters is None
     capsys.readouterr()
+
+
+def test_choose_epochs_picks_the_count_on_a_carved_split_then_retrains_on_all(
+    tmp_path: Path, capsys
+) -> None:
+    from cwal.corpora import carve_dev
+    from cwal.io import read_corpus
+    from cwal.learners import load, make, recommended
+
+    train, model = tmp_path / "train.txt", tmp_path / "m.npz"
+    write_chunk_corpus(train, 60, 3)
+    argv = ["train", "--train", str(train), "--model", str(model), "--epochs", "6", "--quiet"]
+    assert main([*argv, "--choose-epochs", "--patience", "2", "--no-clusters"]) == 0
+    out, err = capsys.readouterr()
+    sents = list(read_corpus(str(train)))
+    params = {k: v for k, v in recommended("chunk").items() if k != "clusters"}
+    part, held = carve_dev(sents, 0.1)
+    probe = make("arow", template="chunk", **params)
+    best = probe.fit(part, epochs=6, dev=held, patience=2).best_epoch_
+    assert f"epochs: {best} (best F1" in err and f"{best} epochs" in out
+    again = make("arow", template="chunk", **params).fit(sents, epochs=best)
+    saved = load(model)
+    np.testing.assert_allclose(saved.averaged()[0], again.averaged()[0])

@@ -19,19 +19,16 @@ import numpy as np
 
 
 def isotonic(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Weighted least-squares non-decreasing fit of ``values`` (pool-adjacent-violators)."""
-    fit: list[float] = []
-    mass: list[float] = []
-    size: list[int] = []
-    for v, w in zip(np.asarray(values, float), np.asarray(weights, float), strict=True):
-        fit.append(v)
-        mass.append(w)
-        size.append(1)
-        while len(fit) > 1 and fit[-2] > fit[-1]:
-            w2 = mass[-2] + mass[-1]
-            merged = (fit[-2] * mass[-2] + fit[-1] * mass[-1]) / w2 if w2 > 0 else fit[-1]
-            fit[-2:], mass[-2:], size[-2:] = [merged], [w2], [size[-2] + size[-1]]
-    return np.repeat(fit, size)
+    """Weighted least-squares non-decreasing fit of ``values`` (pool-adjacent-violators, as
+    scikit-learn's ``isotonic_regression`` computes it)."""
+    from sklearn.isotonic import (
+        isotonic_regression,
+    )  # imported on first use: scikit-learn is slow to load
+
+    v, w = np.asarray(values, np.float64), np.asarray(weights, np.float64)
+    if v.shape != w.shape:
+        raise ValueError("one weight per value")
+    return isotonic_regression(v, sample_weight=w, increasing=True) if v.size else v
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 
 from cwal.confidence.calibration import MarginMap
@@ -44,14 +44,11 @@ from cwal.live.protocol import LogRow, PoolSentence, Store
 from cwal.live.queue import (
     Scored,
     ScoringQueue,
-    candidate_seed,
-    rank,
-    sample_candidates,
-    unlabeled_ids,
 )
+from cwal.live.ranking import Ranker, generation
 from cwal.live.recorder import Recorder, Snapshot
 from cwal.live.replay import LearnerSpec, LiveModel, build, replay, valid_base
-from cwal.live.scoring import least_confident, prefill, rank_candidates, seed_of
+from cwal.live.scoring import least_confident, prefill
 
 LOG = logging.getLogger(__name__)
 
@@ -88,7 +85,6 @@ class ProjectSession:
         """``idle_gate()``, when given, says whether optional idle work may take a step now
         (the web app: no page is being run or drawn)."""
         self.store = store
-        self._idle_gate = idle_gate
         self.project_id = project_id
         settings = store.settings(project_id)
         self.config = config or LiveConfig.from_settings(settings, **overrides)
@@ -97,10 +93,12 @@ class ProjectSession:
         self.warnings: list[str] = []  # what went wrong but was recovered (a damaged checkpoint)
         self.live, self._base_state = self._build()
         self.pool = PoolCache(self.spec.template)
-        self._unlabeled: list[int] = []  # as of the last ranking (pool re-read each time: imports)
+        self.ranker = Ranker(store, project_id, self.config, self.pool, self._lock,
+                             lambda: self.live, idle_gate)  # fmt: skip
         self.consolidations: list[dict[str, Any]] = []  # one entry per swap, oldest first
+        self._submitting: Counter[tuple[int, int]] = Counter()  # (sentence, annotator) in flight
         self.recorder = Recorder(store, project_id, self.config.k, self._tuned)
-        self.queue = ScoringQueue(self._score, idle=self._warm_pool)
+        self.queue = ScoringQueue(self.ranker.score, idle=self.ranker.warm_pool)
         self.consolidator = Consolidator(self._consolidate)
         self._closed = False
         self.queue.request(self.generation)
@@ -125,8 +123,7 @@ class ProjectSession:
 
     @property
     def generation(self) -> tuple[int, int]:
-        base = self.live.base
-        return (base.id if base is not None else 0, self.live.version)
+        return generation(self.live)
 
     @property
     def model(self) -> SequenceLearner:
@@ -137,8 +134,9 @@ class ProjectSession:
         another thread applied meanwhile: the watermark only grows)."""
         return self.store.log_after(self.project_id, self.live.watermark)
 
-    def _catch_up(self, own: int | None = None, rows: list[LogRow] | None = None) -> list[Snapshot]:
-        """Apply every log row after the watermark (under the lock); snapshots for ``own``.
+    def _catch_up(self, rows: list[LogRow] | None = None) -> list[Snapshot]:
+        """Apply every log row after the watermark (under the lock); a snapshot for each
+        submission this process is storing (``_submitting``), whichever catch-up applies it.
         ``rows``: read by ``_unseen`` before the lock was taken (else read here)."""
         live = self.live
         if rows is None:
@@ -161,7 +159,8 @@ class ProjectSession:
         jobs: list[Snapshot] = []
 
         def snapshot(row: LogRow) -> None:
-            if row.id == own and live.model.labels_ and live.n_labeled:
+            mine = (row.sentence_id, row.user_id) in self._submitting
+            if mine and live.model.labels_ and live.n_labeled:
                 snap = kd.rows_for(live.model, live.model.encode([_sentence(row)]))
                 jobs.append(Snapshot(row, snap, live.version))
 
@@ -193,10 +192,19 @@ class ProjectSession:
         self, sentence_id: int, tags: list[str], annotator_id: int, seconds: float | None = None
     ) -> int:
         """Store the annotation (committed first), then update the live model; its id."""
-        annotation_id = self.store.submit(sentence_id, annotator_id, tags, seconds)
-        rows = self._unseen()
-        with self._lock:
-            jobs = self._catch_up(own=annotation_id, rows=rows)
+        key = (sentence_id, annotator_id)
+        with self._lock:  # from now on any catch-up that applies it snapshots it first
+            self._submitting[key] += 1
+        try:
+            annotation_id = self.store.submit(sentence_id, annotator_id, tags, seconds)
+            rows = self._unseen()
+            with self._lock:
+                jobs = self._catch_up(rows=rows)
+        finally:
+            with self._lock:
+                self._submitting[key] -= 1
+                if self._submitting[key] <= 0:
+                    del self._submitting[key]
         self._after_change(jobs)
         return annotation_id
 
@@ -311,82 +319,6 @@ class ProjectSession:
         pred, margins = prefill(rows)
         return pred, margins, version
 
-    def _warm_pool(self, step: int = 32) -> bool:
-        """Idle-time work: extract the features of a few more unlabeled pool sentences (the only
-        ones a ranking samples), so that later rankings spend their time in compiled code. False
-        once they are all cached."""
-        todo = self.pool.missing(self._unlabeled)[:step]
-        if todo and self._idle_gate is not None and not self._idle_gate():
-            return True  # not now: asked again shortly
-        if todo:
-            self.pool.add(self.store.pool_sentences(todo))
-        return len(todo) == step
-
-    def _sample(self) -> tuple[tuple[int, int], bool, np.ndarray, np.ndarray, list[int]]:
-        """The current generation's candidate sample (features cached in the pool), lengths."""
-        with self._lock:
-            gen = self.generation
-            labeled = {i for i, ids in self.live.labeled.items() if ids}
-            cold = self.live.n_labeled == 0
-        seed = candidate_seed(self.project_id, gen[1])
-        pool_ids = np.asarray(self.store.pool_ids(self.project_id), dtype=np.int64)
-        unlabeled = unlabeled_ids(pool_ids, labeled)
-        cands = sample_candidates(unlabeled, self.config.candidates, seed)
-        self._unlabeled = unlabeled.tolist()
-        missing = self.pool.missing(cands.tolist())
-        if missing:
-            self.pool.add(self.store.pool_sentences(missing))
-        lengths = np.array([self.pool.lengths[i] for i in cands.tolist()], dtype=np.int64)
-        return gen, cold, cands, lengths, seed
-
-    def _score(self) -> Scored:
-        """Rank the generation's candidate sample by the project's strategy (scorer thread).
-
-        The sample is drawn from (project, version) and scored by that same model; if the model
-        moves meanwhile the sample is redrawn (a few times, then the newer model scores the
-        older sample, labeled with the older version: it is then simply refreshed again)."""
-        start = time.perf_counter()
-        # the first ranking (start-up: nobody is being served yet) may use every core
-        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS if self.queue.current is None else 1)
-        for attempt in range(3):
-            gen, cold, cands, lengths, seed = self._sample()
-            strategy = self.config.seed_strategy if cold else self.config.strategy
-            if cold or not len(cands):  # the seed strategy (random or shortest) needs no model
-                score = np.arange(len(cands), dtype=np.float64) if strategy == "random" else lengths
-                ranked = rank(cands, np.asarray(score, dtype=np.float64), lengths * 0)
-                return Scored(gen[1], gen, ranked, strategy, cold,
-                              seconds=time.perf_counter() - start)  # fmt: skip
-            batch = self.pool.gather(cands.tolist())
-            with self._lock:
-                index = self.live.model.features_
-                strings = None if self.pool.follows(index) else index.strings
-            if strings is not None:  # a new model was swapped in: map onto it off the lock
-                self.pool.follow(index, strings)
-            with self._lock:
-                if self.generation != gen and attempt < 2:
-                    continue
-                index = self.live.model.features_
-                self.pool.sync(index)
-                mids = self.pool.model_ids(batch.gids)
-            enc, known = batch.localize(mids)  # off the lock: linear in the batch
-            with self._lock:
-                if self.generation != gen and attempt < 2:
-                    continue
-                live = self.live
-                if live.model.features_ is not index:  # a model swapped in (an undo's rebuild)
-                    self.pool.sync(live.model.features_)  # since the mapping: map again here
-                    enc, known = batch.localize(self.pool.model_ids(batch.gids))  # (rare)
-                W, A, SW, SA = kd.take_rows(live.model, known)
-                labels, has_cov = list(live.model.labels_), live.model.has_covariance
-                decode = kd.decoder_of(live.model)
-                s = live.s_fixed if strategy == "kd-fixed" else live.s_pc
-            break
-        rows = kd.Rows(enc, W, A, SW, SA, labels, has_cov, decode)
-        out = rank_candidates(rows, cands, strategy, s, k=self.config.k, seed=seed_of(*seed),
-                              version=gen[1], generation=gen)  # fmt: skip
-        out.seconds = time.perf_counter() - start
-        return out
-
     # ----- prequential record (cwal.live.recorder) and consolidation ----------------------------
     @property
     def record(self) -> PrequentialRecord:
@@ -433,11 +365,10 @@ class ProjectSession:
         with self._lock:
             jobs = self._catch_up()
             fresh = rebase(self.live, new, model, self.store, self.project_id, self.spec, defaults)
-            if fresh is None:
-                return
-            self.live, self._base_state = fresh, new.state
-            self.consolidations.append(swapped(new, fresh))
-        self._after_change(jobs)
+            if fresh is not None:
+                self.live, self._base_state = fresh, new.state
+                self.consolidations.append(swapped(new, fresh))
+        self._after_change(jobs)  # the rows the catch-up applied (their snapshots) count either way
 
 
 def _sentence(row: LogRow | PoolSentence) -> Sentence:

@@ -65,6 +65,9 @@ _EVENT_COLUMNS = (
 )
 
 
+ORDERS = {"document": (Sentence.batch_id, Sentence.position), "learned": (Annotation.id,)}
+
+
 def _event_query() -> Select:
     return (
         select(*_EVENT_COLUMNS)
@@ -102,8 +105,10 @@ def iter_latest_annotations(
     since: datetime | None = None,
     until: datetime | None = None,
     upto_id: int | None = None,
+    order: str = "document",
 ) -> Iterator[AnnotationEvent]:
-    """Stream each sentence's latest annotation in document order.
+    """Stream each sentence's latest annotation in document order (``order="learned"``: in
+    annotation id order, the order a model learned them).
 
     ``status="submitted"`` gives current annotations (newest non-retracted submission);
     ``"skipped"`` the sentences whose latest action is a skip; None the latest action either way.
@@ -124,15 +129,18 @@ def iter_latest_annotations(
         query = query.where(Annotation.created_at >= check_time(since))
     if until is not None:
         query = query.where(Annotation.created_at < check_time(until))
-    return _stream(engine, query.order_by(Sentence.batch_id, Sentence.position))
+    if order not in ORDERS:
+        raise InvalidValueError(f"order must be one of {sorted(ORDERS)}, not {order!r}")
+    return _stream(engine, query.order_by(*ORDERS[order]))
 
 
 def current_annotations(
-    engine: Engine, project_id: int, upto_id: int | None = None
+    engine: Engine, project_id: int, upto_id: int | None = None, order: str = "document"
 ) -> list[AnnotationEvent]:
     """The current annotation of every labeled sentence (newest non-retracted submission), in
-    document order; with ``upto_id``, as of that annotation id (a checkpoint's training set)."""
-    return list(iter_latest_annotations(engine, project_id, upto_id=upto_id))
+    document order (or ``order="learned"``: annotation id order); with ``upto_id``, as of that
+    annotation id (a checkpoint's training set)."""
+    return list(iter_latest_annotations(engine, project_id, upto_id=upto_id, order=order))
 
 
 def current_label_ids(engine: Engine, project_id: int, upto_id: int) -> list[tuple[int, int]]:

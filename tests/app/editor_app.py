@@ -25,7 +25,9 @@ from ui.editor import token_editor  # noqa: E402
 
 @st.cache_resource
 def service(project_id: int) -> FakeSession:
-    return FakeSession(state.engine(), project_id)
+    session = FakeSession(state.engine(), project_id)
+    session.predicts = bool(os.environ.get("CWAL_TEST_PREDICTS"))
+    return session
 
 
 user = repo.get_user(state.engine(), int(os.environ["CWAL_TEST_USER"]))

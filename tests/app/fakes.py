@@ -31,6 +31,7 @@ class FakeSession:
         self.store = SqlStore(engine)
         self.project_id = project_id
         self.submitted: list[tuple[int, list[str], float | None]] = []
+        self.predicts = False  # True: entity predictions the pre-fill policy keeps or drops
 
     def next(self, annotator_id: int, n: int = 1) -> list[Suggestion]:
         out = []
@@ -39,6 +40,9 @@ class FakeSession:
             conf = [round(0.5 + 0.45 * ((i * 7) % 5) / 4, 3) for i in range(len(s.tokens))]
             least = min(range(len(conf)), key=conf.__getitem__)
             pred = ["O"] * len(s.tokens)
+            if self.predicts:  # a sure PER on the first token, an unsure LOC on the last
+                pred[0], pred[-1] = "B-PER", "B-LOC"
+                conf[0], conf[-1] = 0.95, 0.3
             out.append(Suggestion(sid, s.tokens, s.columns, pred, conf, least, 1, 1, "fake"))
         return out
 

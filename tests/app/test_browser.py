@@ -268,3 +268,25 @@ def test_hostile_text_is_shown_never_run(tmp_path: Path) -> None:
         # The detector itself works: real markup put in the page is found.
         page.evaluate("() => document.body.insertAdjacentHTML('beforeend', '<b>bold</b>')")
         assert page.evaluate(INJECTED)["found"] == ["b"]
+
+
+def test_pre_filled_labels_are_marked_until_changed(tmp_path: Path) -> None:
+    s = fresh_store(tmp_path)
+    env = {"CWAL_TEST_USER": str(s.arno), "CWAL_TEST_PREDICTS": "1"}
+    with (
+        harness.app_server(s.url, tmp_path, script="tests/app/editor_app.py", env=env) as base,
+        harness.chromium() as page,
+    ):
+        page.goto(base)
+        harness.wait_ready(page)
+        tags = harness.shown_tags(page)
+        assert tags[0] == "B-PER" and tags[-1] == "O"  # the unsure LOC is left blank
+        first = harness.token(page, 0)
+        assert "pre" in first.get_attribute("class").split()
+        assert first.evaluate("n => getComputedStyle(n).borderTopStyle") == "dashed"
+        assert page.get_by_text("labels were pre-filled by the model").count() == 1
+        first.click()
+        page.keyboard.press("2")  # the annotator relabels it: their label, not marked any more
+        assert harness.shown_tags(page)[0] != "B-PER"
+        assert "pre" not in first.get_attribute("class").split()
+        assert first.evaluate("n => getComputedStyle(n).borderTopStyle") == "solid"

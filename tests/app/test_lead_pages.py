@@ -361,3 +361,14 @@ def reports_spans(tags: list[str]) -> list[tuple[int, int]]:
     from cwal.io import schemes
 
     return [(s, e) for t, s, e in schemes.spans(tags, "IOB2") if t == "LOC"]
+
+
+def test_every_table_on_the_lead_pages_has_human_column_names(big) -> None:
+    for page in PAGES:
+        at = run_lead(page, big.lead)
+        assert at.dataframe, page
+        for frame in at.dataframe:
+            config = json.loads(frame.proto.columns or "{}")
+            for column in frame.value.columns:
+                label = (config.get(str(column)) or {}).get("label") or str(column)
+                assert "_" not in label and label[:1] == label[:1].upper(), (page, column, label)

@@ -109,7 +109,7 @@ def test_a_ranking_is_by_the_model_its_sample_was_drawn_for(make_project, monkey
     live = p.session()
     annotate(live, p, "ann", 3)
     live.wait_idle()
-    real, moved = live._sample, []
+    real, moved = live.ranker._sample, []
 
     def sample_then_the_model_moves():
         out = real()
@@ -119,7 +119,7 @@ def test_a_ranking_is_by_the_model_its_sample_was_drawn_for(make_project, monkey
             live.sync()
         return out
 
-    monkeypatch.setattr(live, "_sample", sample_then_the_model_moves)
+    monkeypatch.setattr(live.ranker, "_sample", sample_then_the_model_moves)
     live.submit(*_gold_for(live, p, "ann"))
     live.wait_idle()
     assert moved

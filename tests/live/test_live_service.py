@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from sqlalchemy import func, select
 
-import cwal.live.session as session_module
+import cwal.live.ranking as ranking_module
 from cwal.learners import SequenceLearner
 from cwal.live.consolidation import retrain_seed, training_set
 from db.models import Annotation
@@ -93,13 +93,13 @@ def test_the_strategy_in_the_settings_is_the_one_used(make_project, monkeypatch,
     live = p.session()
     annotate(live, p, "ann", 3)
     ranked_by: list[str] = []
-    real = session_module.rank_candidates
+    real = ranking_module.rank_candidates
 
     def spy(rows, cands, name, s, **kw):
         ranked_by.append(name)
         return real(rows, cands, name, s, **kw)
 
-    monkeypatch.setattr(session_module, "rank_candidates", spy)
+    monkeypatch.setattr(ranking_module, "rank_candidates", spy)
     live.submit(*_next_gold(live, p, "ann"))
     (sug,) = live.next(p.users["bob"])
     live.wait_idle()
