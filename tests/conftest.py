@@ -1,11 +1,28 @@
-"""Shared fixtures: where the research corpora live, and a skip when they are absent."""
+"""Shared fixtures: where the research corpora live, and a skip when they are absent; every test
+starts and ends with pytest's own ``__main__``."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from shared_data import data_dir
+
+_MAIN = sys.modules.get("__main__")  # pytest's own, as the run started
+
+
+@pytest.fixture(autouse=True)
+def _own_main() -> Iterator[None]:
+    """AppTest runs a page as ``__main__`` and leaves it there; a process a later test spawns
+    (a Dask LocalCluster's workers, through multiprocessing's spawn) would run that page again.
+    The app itself never spawns from a page's ``__main__`` (its simulations start a fresh process)."""
+    if _MAIN is not None:
+        sys.modules["__main__"] = _MAIN
+    yield
+    if _MAIN is not None:
+        sys.modules["__main__"] = _MAIN
 
 
 @pytest.fixture

@@ -61,6 +61,7 @@ def _arguments(engine, name: str, project_id: int, user_id: int) -> tuple:
     words = len(repo.get_sentence(engine, sentence_id).tokens)
     return {
         "save_fix": (project_id, sentence_id, ["O"] * words, 2.0),
+        "undo_fix": (project_id,),
         "start_comparison": (project_id, None, "sneaky comparison"),
         "add_label_type": (project_id, "EVENT"),
         "update_label_type": (project_id, "PER"),
