@@ -14,6 +14,9 @@ from ui import auth, charts, forms, state
 from ui.safe import md
 
 MODE_NAMES = {"online": "learns online", "retrain": "retrains at each evaluation"}
+PERCENT_COLUMNS = {  # display_table gives these in percent points
+    c: st.column_config.NumberColumn(format="%.1f%%") for c in ("final F1", "AUC (mean F1)")
+}
 
 lead, project = auth.require_project_lead()
 st.title("Compare strategies")
@@ -86,9 +89,9 @@ def live() -> None:
     axis = st.radio("x axis", list(X_AXES), format_func=X_AXES.get, horizontal=True)
     charts.show(charts.strategy_curves(band(curves, x=axis), X_AXES[axis]), curves, "comparison")
     full = table["full_f1"].mean()
-    ref = f"; the learner trained on the whole pool: F1 {100 * full:.1f}" if pd.notna(full) else ""
+    ref = f"; the learner trained on the whole pool: F1 {100 * full:.1f}%" if pd.notna(full) else ""
     st.caption(f"Lines: mean over seeds, bands: seed range; {MODE_NAMES[exp.config.mode]}{ref}.")
-    st.dataframe(display_table(table))
+    st.dataframe(display_table(table), column_config=PERCENT_COLUMNS)
     st.dataframe(display_costs(word_costs(curves)))  # x Random's words, seed-bootstrap intervals
     if exp.status != "done":
         st.caption("Partial results: the pick comes when every run is finished.")

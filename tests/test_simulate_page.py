@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -91,6 +92,9 @@ def test_a_lead_runs_a_comparison_and_adopts_a_strategy(store) -> None:
     assert '"area"' in chart.proto.spec and '"line"' in chart.proto.spec
     table = at.dataframe[0].value
     assert set(table.index) == {"kd-fixed", "random"}
+    shown = json.loads(at.dataframe[0].proto.columns)  # F1 read as percent, not a bare 100
+    assert shown["final F1"]["type_config"]["format"] == "%.1f%%"
+    assert shown["AUC (mean F1)"]["type_config"]["format"] == "%.1f%%"
     costs = at.dataframe[1].value  # words relative to Random's, with seed-bootstrap intervals
     assert set(costs.index) == {"kd-fixed", "random"}
     assert (costs["words per sentence picked"] > 0).all()
