@@ -70,6 +70,107 @@ def test_an_occurrence_only_at_sentence_starts_reads_dash() -> None:
     assert f[0][0] == ["dcase=-", "dcase|own=-|C1"] == f[1][0]
 
 
+# --- an independent route: the features token by token over dictionaries ----------------------
+def _ref_case(word: str) -> str:
+    if word.isupper() and len(word) > 1:
+        return "U"
+    if word[:1].isupper():
+        return "C"
+    if word[:1].islower():
+        return "L"
+    return "O"
+
+
+def _runs(cases: list[str]) -> list[str]:
+    """The place of each token in runs of capitalised (``C``/``U``) tokens, ``""`` outside (a
+    sentence's first word is in none: sentence case makes it capitalised anyway)."""
+    out = [""] * len(cases)
+    i, n = 1, len(cases)
+    while i < n:
+        if cases[i] not in ("C", "U"):
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and cases[j + 1] in ("C", "U"):
+            j += 1
+        if i == j:
+            out[i] = "S"
+        else:
+            out[i], out[j] = "B", "E"
+            for k in range(i + 1, j):
+                out[k] = "I"
+        i = j + 1
+    return out
+
+
+def reference(sentences: list[Sentence], block: int = D.BLOCK) -> list[list[list[str]]]:
+    """The document features token by token with dictionaries: the independent route."""
+    out: list[list[list[str]]] = []
+    for doc in D.groups(sentences, block):
+        out += _document([sentences[i].tokens for i in doc])
+    return out
+
+
+def _document(sents: list[list[str]]) -> list[list[list[str]]]:
+    lowered = [[w.lower() for w in s] for s in sents]
+    cases = [[_ref_case(w) for w in s] for s in sents]
+    places = [_runs(c) for c in cases]
+    # per word: count of each way of writing it (C/L/U mid-sentence, "-" at a start) and of each
+    # run place; the first capitalised mid-sentence occurrence's (sentence, token) and previous word
+    ways: dict[str, dict[str, int]] = {}
+    seqs: dict[str, dict[str, int]] = {}
+    first: dict[str, tuple[int, int, str]] = {}
+    for b, (lw_s, c_s, p_s) in enumerate(zip(lowered, cases, places, strict=True)):
+        for i, (lw, c, p) in enumerate(zip(lw_s, c_s, p_s, strict=True)):
+            way = "-" if i == 0 else c
+            d = ways.setdefault(lw, {})
+            d[way] = d.get(way, 0) + 1
+            if p:
+                d = seqs.setdefault(lw, {})
+                d[p] = d.get(p, 0) + 1
+            if i > 0 and c in ("C", "U") and lw not in first:
+                first[lw] = (b, i, lw_s[i - 1])
+    out: list[list[list[str]]] = []
+    for b, (lw_s, c_s, p_s) in enumerate(zip(lowered, cases, places, strict=True)):
+        feats: list[list[str]] = []
+        for i, (lw, c, p) in enumerate(zip(lw_s, c_s, p_s, strict=True)):
+            if c == "O":
+                feats.append([])
+                continue
+            own = "-" if i == 0 else c
+            d = ways[lw]
+            seen = "".join(w for w in "CLU" if d.get(w, 0) - (own == w) > 0)
+            if not seen:
+                seen = "-" if d.get("-", 0) - (own == "-") > 0 else "0"
+            f = [f"dcase={seen}", f"dcase|own={seen}|{c}{'1' if i == 0 else ''}"]
+            s = seqs.get(lw)
+            if s:
+                others = "".join(q for q in "SBIE" if s.get(q, 0) - (p == q) > 0)
+                if others:
+                    f.append(f"dseq={others}")
+            at = first.get(lw)
+            if at is not None and (at[0], at[1]) != (b, i):
+                f.append(f"dprev={at[2]}")
+            feats.append(f)
+        out.append(feats)
+    return out
+
+
+def test_the_array_route_equals_the_token_by_token_route_on_random_text() -> None:
+    rng = np.random.default_rng(11)
+    vocab = ["Anna", "anna", "ANNA", "Paris", "paris", "the", "The", "x", "Van", "van", "1.5",
+             "-", "De", "de", "IBM", "Mr.", "Bank", "bank", "E", "é", "Émile"]  # fmt: skip
+    for trial in range(40):
+        sents = []
+        for b in range(int(rng.integers(1, 12))):
+            n = int(rng.integers(1, 9))
+            doc = None if trial % 4 == 0 else int(b // rng.integers(1, 4))
+            toks = [vocab[i] for i in rng.integers(0, len(vocab), n)]
+            sents.append(Sentence(toks, None, {}, {} if doc is None else {"document": doc}))
+        block = int(rng.integers(1, 5))
+        assert D.features(sents, block) == reference(sents, block), trial
+
+
 def test_encoding_appends_the_document_features_after_each_tokens_own() -> None:
     """Against an independent route: every token's template strings plus its document strings,
     numbered by first appearance over the batch (template strings of the whole batch first)."""

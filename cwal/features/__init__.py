@@ -14,11 +14,11 @@ from operator import itemgetter
 
 import numpy as np
 
+from cwal.features import documents as _documents
 from cwal.features._batch import BatchSpec, T, W, encode_batch
 from cwal.features._clustered import with_clusters
 from cwal.features.clusters import WordClusters
-from cwal.features.documents import features as document_features
-from cwal.features.encoded import Encoded, release_heap, with_extra
+from cwal.features.encoded import Encoded, release_heap, with_slots
 from cwal.io.sentence import Sentence
 
 _PAD_LEFT = ("<s-2>", "<s-1>")
@@ -332,7 +332,7 @@ class FeatureIndex:
         document features (``documents``) from the sentence alone."""
         feats = self._fn(sentence.tokens, sentence.columns)
         if self.documents:
-            for f, extra in zip(feats, document_features([sentence])[0], strict=True):
+            for f, extra in zip(feats, _documents.features([sentence])[0], strict=True):
                 f += extra
         return feats
 
@@ -347,7 +347,7 @@ class FeatureIndex:
         sentences = list(sentences)
         enc = self._encode_template(sentences, grow, min_count)
         if self.documents:
-            enc = with_extra(enc, document_features(sentences), self._ids, grow)
+            enc = with_slots(enc, _documents.slots(sentences), self._ids, grow)
         release_heap(enc.n_tokens)
         return enc
 

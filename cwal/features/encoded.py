@@ -1,5 +1,5 @@
 """The integer form of encoded sentences (``Encoded``) and the merge of per-token extra features
-into it (``with_extra``: the document features)."""
+into it (``with_slots``: the document features)."""
 
 from __future__ import annotations
 
@@ -44,30 +44,43 @@ class Encoded:
         )
 
 
-def with_extra(
-    enc: Encoded, extra: list[list[list[str]]], ids: dict[str, int], grow: bool
+def with_slots(
+    enc: Encoded, slots: list[tuple[str, np.ndarray, list[str]]], ids: dict[str, int], grow: bool
 ) -> Encoded:
-    """``enc`` with each token's ``extra`` strings (per sentence, per token) appended after its
-    own features: ids by first appearance when ``grow``, else unknown strings dropped."""
-    flat = [f for sent in extra for tok in sent for f in tok]
-    if not flat:
+    """``enc`` with more features appended to each token after its own: per slot ``(prefix,
+    code per token or -1 for none, string of each code)`` the feature ``prefix=string``, in slot
+    order. New strings get ids by first appearance (token-major) when ``grow``; otherwise strings
+    the index lacks are left out."""
+    n = enc.n_tokens
+    if not slots or not n:
         return enc
-    counts = np.fromiter((len(tok) for sent in extra for tok in sent), np.int64, enc.n_tokens)
+    codes = np.stack([c for _, c, _ in slots], axis=1)  # (tokens, slots)
+    present = codes >= 0
+    # every distinct (slot, code) in order of its first flat position, mapped to an id once
+    width = max(len(strings) for _, _, strings in slots) + 1
+    key = np.where(present, np.arange(len(slots)) * width + codes, -1).ravel()
+    flat_key = key[key >= 0]
+    uniq, first = np.unique(flat_key, return_index=True)
+    order = np.argsort(first, kind="stable")
+    gid = np.empty(len(uniq), np.int64)
+    names = [f"{slots[u // width][0]}={slots[u // width][2][u % width]}" for u in uniq.tolist()]
     if grow:
         add = ids.setdefault
-        got = np.fromiter((add(f, len(ids)) for f in flat), np.int64, len(flat))
+        for j in order.tolist():
+            gid[j] = add(names[j], len(ids))
     else:
         get = ids.get
-        got = np.fromiter((get(f, -1) for f in flat), np.int64, len(flat))
-        keep = got >= 0
-        tok_of = np.repeat(np.arange(enc.n_tokens), counts)
-        got, counts = got[keep], np.bincount(tok_of[keep], minlength=enc.n_tokens)
+        gid[:] = [get(name, -1) for name in names]
+    got = gid[np.searchsorted(uniq, flat_key)]
+    tok_of = np.repeat(np.arange(n), present.sum(axis=1))
+    keep = got >= 0
+    got, tok_of = got[keep], tok_of[keep]
+    counts = np.bincount(tok_of, minlength=n)
     base = np.diff(enc.tok_offsets)
-    tok_offsets = np.zeros(enc.n_tokens + 1, dtype=np.int64)
+    tok_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(base + counts, out=tok_offsets[1:])
     feat = np.empty(int(tok_offsets[-1]), dtype=np.int32)
     own = np.ones(len(feat), dtype=bool)
-    # the extra features of token p sit at tok_offsets[p] + base[p] + 0..counts[p]-1
     within = np.arange(len(got)) - np.repeat(np.cumsum(counts) - counts, counts)
     at = np.repeat(tok_offsets[:-1] + base, counts) + within
     own[at] = False
