@@ -219,23 +219,25 @@ def summary(rows: list[dict]) -> list[dict]:
     return out
 
 
+VAGUE = ((0.0, 0.0, 0.0), (100.0, 100.0, 100.0))  # --fit-prior: each run's own fit
+
+
 def fit_prior(args) -> None:
-    """Print the MAP ``(a, b)`` of the prequential records of :data:`PRIOR_CORPORA` pooled."""
-    record: list = []
+    """Print the mean and spread of the map ``(a, b, c)`` fitted (under a vague prior) on each
+    prequential record of :data:`PRIOR_CORPORA`: the calibration prior's constants."""
+    fits = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in PRIOR_CORPORA:
             for seed in range(args.seeds):
                 part: list = []
                 run(name, seed, args, Path(tmp), record=part)
-                fitted = MarginMap.fit(part)
-                print(f"{name} seed {seed}: a {fitted.a:.3f} b {fitted.b:.3f} on "
-                      f"{fitted.labels} labels, {fitted.tokens} tokens", flush=True)  # fmt: skip
-                record += part
-    fitted = MarginMap.fit(record)
-    print(
-        f"pooled: PRIOR = ({fitted.a:.3f}, {fitted.b:.3f}) on {fitted.labels} labels, "
-        f"{fitted.tokens} tokens; sd a {fitted.cov[0] ** 0.5:.3f}, b {fitted.cov[2] ** 0.5:.3f}"
-    )
+                m = MarginMap.fit(part, prior=VAGUE[0], prior_sd=VAGUE[1])
+                fits.append((m.a, m.b, m.c))
+                print(f"{name} seed {seed}: a {m.a:.3f} b {m.b:.3f} c {m.c:.3f} on {m.labels} "
+                      f"labels, {m.tokens} tokens", flush=True)  # fmt: skip
+    mean, sd = np.mean(fits, axis=0), np.std(fits, axis=0, ddof=1)
+    print(f"PRIOR = ({mean[0]:.3f}, {mean[1]:.3f}, {mean[2]:.3f}); "
+          f"sd ({sd[0]:.3f}, {sd[1]:.3f}, {sd[2]:.3f}) over {len(fits)} records")  # fmt: skip
 
 
 def main() -> None:
