@@ -209,7 +209,9 @@ def live_session(
     lead pages read its model (``db.repository.analysis``), so a project never has two models in
     one process. Built on first use by ``factory()`` (default: over ``engine``, its idle work
     waiting for the pages, ``views.idle_gate``). After a lead renamed, merged or deleted types
-    (in any process) a new session is built from the rewritten log and the old one closed."""
+    (in any process) a new session is built from the rewritten log and the old one closed.
+    Sessions are kept per engine object: a process holds one engine per database (the app's
+    ``ui.state.engine``), and every caller passes that one."""
     revision = int(repo.get_project(engine, project_id).settings.get("labels_revision", 0))
     if factory is None:
         factory = lambda: ProjectSession(SqlStore(engine), project_id, idle_gate=idle_gate)  # noqa: E731
