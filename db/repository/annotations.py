@@ -104,10 +104,12 @@ _SUBMIT = (
 )
 _SKIP = insert(Annotation).values(**_ROW, status="skipped").returning(Annotation.id)
 _RELEASE = delete(Lease).where(Lease.sentence_id == _S, Lease.user_id == _U)
-# On PostgreSQL the lease goes in the same round trip that then takes the project's annotation
-# lock (see base.py), so the lock is held for the insert and the commit only.
-_RELEASE_AND_LOCK = select(
-    func.pg_advisory_xact_lock(ANNOTATION_LOCK_NS, bindparam("project_id", type_=Integer))
+# On PostgreSQL the context, the lease's release and the project's annotation lock (see base.py)
+# go in one round trip, so a submit is three (this, the insert, the commit) and the lock is held
+# for the insert and the commit only. (The insert is a statement of its own: its snapshot, taken
+# once the lock is held, sees every submission committed before, so ``supersedes_id`` is right.)
+_CONTEXT_LOCKED = _CONTEXT.add_columns(
+    func.pg_advisory_xact_lock(ANNOTATION_LOCK_NS, Sentence.project_id).label("locked")
 ).add_cte(_RELEASE.cte("released"))
 
 
@@ -120,10 +122,12 @@ class _Context:
     late: bool = False  # no lease of the submitter's, and the current label is someone else's
 
 
-def _context(conn: Connection, sentence_id: int, user_id: int) -> _Context:
+def _context(conn: Connection, sentence_id: int, user_id: int, lock: bool = False) -> _Context:
     """The sentence's project, length and settings, in one round trip that also checks the
-    user exists (no lock: nothing here changes while the sentence exists)."""
-    row = conn.execute(_CONTEXT, {"sentence_id": sentence_id, "user_id": user_id}).one_or_none()
+    user exists. With ``lock`` (PostgreSQL) the same round trip releases the user's lease on
+    the sentence and takes the project's annotation lock."""
+    query = _CONTEXT_LOCKED if lock else _CONTEXT
+    row = conn.execute(query, {"sentence_id": sentence_id, "user_id": user_id}).one_or_none()
     if row is None:
         raise NotFoundError(f"no sentence with id {sentence_id}")
     if row.user_ok is None:
@@ -155,11 +159,12 @@ def _record(
 
 
 def _write(engine: Engine, statement: Any, tags: Sequence[str] | None, given: dict) -> int:
-    """One try of a submit or skip (``given``: sentence_id, user_id, seconds, now): four round
-    trips on PostgreSQL (context, lease release + annotation lock, insert, commit)."""
+    """One try of a submit or skip (``given``: sentence_id, user_id, seconds, now): three round
+    trips on PostgreSQL (context + lease release + annotation lock, insert, commit)."""
     sentence_id, annotator_id, now = given["sentence_id"], given["user_id"], given["now"]
     with write_transaction(engine, busy_ms=BUSY_TRY_MS) as conn:
-        ctx = _context(conn, sentence_id, annotator_id)
+        postgres = conn.dialect.name == "postgresql"
+        ctx = _context(conn, sentence_id, annotator_id, lock=postgres)
         project_id = ctx.project_id
         checked = None if tags is None else check_tags(tags, ctx.n_tokens, ctx.settings)
         late_ok = given.get("late_as_version", False)
@@ -177,8 +182,8 @@ def _write(engine: Engine, statement: Any, tags: Sequence[str] | None, given: di
             kept = keep_late(conn, project_id, sentence_id, annotator_id, params)
             if kept is not None:
                 return kept
-        postgres = conn.dialect.name == "postgresql"
-        conn.execute(_RELEASE_AND_LOCK if postgres else _RELEASE, params)
+        if not postgres:  # (PostgreSQL: released with the context)
+            conn.execute(_RELEASE, params)
         annotation_id = conn.execute(statement, params).scalar_one()
     return annotation_id
 
