@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 
 from cwal.live.queue import background_thread
+from cwal.supervisor import SUPERVISOR
 
 
 class Learner:
@@ -27,8 +28,7 @@ class Learner:
         self._stop = False
         self.error: BaseException | None = None
         self.runs = 0
-        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self.thread.start()
+        self.thread = SUPERVISOR.start(name, self._run, stop=lambda: self.stop(timeout=None))
 
     def wake(self) -> None:
         """Ask for a catch-up (one more after the current one, if one is running)."""
