@@ -133,6 +133,8 @@ def run_train(args: argparse.Namespace) -> int:
     params = recommended(template, learner)
     if args.no_clusters:
         params.pop("clusters", None)
+    if args.no_documents:
+        params.pop("documents", None)
     model = make(learner, template=template, **params)
     unlabeled = [
         s.tokens for path in args.unlabeled or () for s in read_corpus(path, format=args.format)
@@ -232,6 +234,10 @@ def add_parser(subparsers: Any) -> None:
     t.add_argument("--no-clusters", action="store_true",
                    help="no word-cluster features (default: learned from the text for the "
                         "chunk template, whose dev-tuned defaults use them)")  # fmt: skip
+    t.add_argument("--no-documents", action="store_true",
+                   help="no document features (default for the ner template: how each word "
+                        "is written elsewhere in its -DOCSTART- document, else in its block "
+                        "of 20 sentences)")  # fmt: skip
     t.add_argument("--seed", type=int, default=0, help="seed of the epoch shuffles")
     t.add_argument("--shards", type=int, default=1,
                    help="train this many copies on disjoint shards in parallel processes")  # fmt: skip

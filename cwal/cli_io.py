@@ -194,12 +194,12 @@ def _model(args: argparse.Namespace) -> tuple[Any, str | None, float | None, int
         from cwal.learners import load
 
         return load(args.model), None, None, None
-    from db.repository import analysis
+    from db.store import standalone_model
 
     engine = _db(args)
     try:
         project = _project(engine, args.project)
-        state = analysis.current_model(engine, project.id)
+        state = standalone_model(engine, project.id)
     finally:
         engine.dispose()
     return state.model, state.method, state.s, state.k

@@ -106,21 +106,30 @@ def _history(engine: Engine, project_id: int, chunk: int = 1000) -> Iterator[Sen
 
 
 def _predictions(engine: Engine, project_id: int, progress=None) -> Iterator[Sentence]:
-    from cwal.predict import predict
-    from db.repository.analysis import current_model  # the model code loads only when needed
+    """Every sentence with the live model's labeling and confidence: the process's session of
+    the project is read batch by batch (``analysis.current_reading``; no model is built)."""
+    from db.repository.analysis import current_reading  # the model code loads only when needed
 
-    state = current_model(engine, project_id)
-    if state.version == 0 or not state.model.labels_:
+    if not current_reading(engine, project_id, [[]])[0].trained:
         raise InvalidValueError("the project's model has not learned from any label yet")
-    sentences = (_sentence(s, None, {"split": s.split}) for s in iter_sentences(engine, project_id))
-    return predict(
-        state.model,
-        sentences,
-        method=state.method,
-        s=state.s,
-        k=state.k,
-        progress=progress,
-    )
+    return _predicted(engine, project_id, progress)
+
+
+def _predicted(engine: Engine, project_id: int, progress=None) -> Iterator[Sentence]:
+    from cwal.live import PoolSentence
+    from cwal.predict import BATCH, predict
+    from db.repository.analysis import current_reading
+
+    done, stored = 0, iter_sentences(engine, project_id)
+    while batch := list(itertools.islice(stored, BATCH)):
+        pool = [PoolSentence(s.id, list(s.tokens), dict(s.columns)) for s in batch]
+        state = current_reading(engine, project_id, [pool])[0]
+        sentences = [_sentence(s, None, {"split": s.split}) for s in batch]
+        yield from predict(state.model, sentences, method=state.method, s=state.s, k=state.k,
+                           batch_size=len(batch))  # fmt: skip
+        done += len(batch)
+        if progress is not None:
+            progress(done)
 
 
 def export_annotations(

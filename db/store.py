@@ -1,17 +1,19 @@
 """The live service's store: ``cwal.live.Store`` implemented over the repository.
 
-``open_session(database_url_or_engine, project_id)`` is the factory the web app holds in
-``st.cache_resource``: one ``ProjectSession`` per project per process. Every query is the
+``live_session(engine, project_id)`` is the process's one ``ProjectSession`` per project (kept by
+``cwal.live.registry``): the annotators' and the lead pages' model. Every query is the
 repository's; this class only translates between its records and the live service's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import Engine
 
+from cwal import reports
+from cwal.confidence.calibration import MarginMap
 from cwal.live import (
     CheckpointMeta,
     LiveConfig,
@@ -19,11 +21,14 @@ from cwal.live import (
     PoolSentence,
     PredictionRow,
     ProjectSession,
+    drop_session,
     get_session,
 )
+from cwal.live.replay import valid_base
 from db import repository as repo
 from db.engine import open_database
 from db.repository.base import BUSY_TRY_MS, retry_busy
+from db.repository.views import idle_gate
 
 
 def _row(e: repo.AnnotationEvent) -> LogRow:
@@ -142,6 +147,12 @@ class SqlStore:
         return repo.calibration_keys(self.engine, project_id)
 
 
+def database_key(database: str | Engine) -> str | Engine:
+    """What the process's live sessions are kept under: the URL given, or the engine object (one
+    per database in the app, ``ui.state.engine``; a URL may name several schemas in tests)."""
+    return database
+
+
 def open_session(
     database: str | Engine, project_id: int, *, config: LiveConfig | None = None, **overrides: Any
 ) -> ProjectSession:
@@ -155,4 +166,37 @@ def open_session(
         engine = open_database(database) if isinstance(database, str) else database
         return ProjectSession(SqlStore(engine), project_id, config=config, **overrides)
 
-    return get_session(database, project_id, factory)
+    return get_session(database_key(database), project_id, factory)
+
+
+def live_session(
+    engine: Engine, project_id: int, factory: Callable[[], ProjectSession] | None = None
+) -> ProjectSession:
+    """The one live session of a project in this process: annotators are served by it and the
+    lead pages read its model (``db.repository.analysis``), so a project never has two models in
+    one process. Built on first use by ``factory()`` (default: over ``engine``, its idle work
+    waiting for the pages, ``views.idle_gate``). After a lead renamed, merged or deleted types
+    (in any process) a new session is built from the rewritten log and the old one closed."""
+    revision = int(repo.get_project(engine, project_id).settings.get("labels_revision", 0))
+    if factory is None:
+        factory = lambda: ProjectSession(SqlStore(engine), project_id, idle_gate=idle_gate)  # noqa: E731
+    return get_session(database_key(engine), project_id, factory, revision)
+
+
+def close_session(engine: Engine, project_id: int) -> None:
+    """Close the project's live session; the next ``live_session`` opens a fresh one (after new
+    files or new settings, which a running session does not pick up)."""
+    drop_session(database_key(engine), project_id)
+
+
+def standalone_model(engine: Engine, project_id: int) -> reports.ModelState:
+    """The project's live model for a process that serves no one (the CLI's ``predict``): built
+    once, exactly as a session builds it (newest valid checkpoint plus the later rows
+    replayed), with the calibration map of the stored prequential record. The web app never
+    calls this: its lead pages read the session's model (``live_session``)."""
+    store = SqlStore(engine)
+    base = valid_base(store.checkpoints(project_id), store.retractions(project_id))
+    state = store.checkpoint_state(base.id) if base is not None else None
+    tail = store.log_after(project_id, base.last_annotation_id if base is not None else 0)
+    calibration = MarginMap.fit(store.calibration_keys(project_id))
+    return reports.rebuild(store.settings(project_id), base, state, tail, calibration)

@@ -1,16 +1,38 @@
-"""My progress: the signed-in user's own work in the current project (counts, pace, per day)."""
+"""My progress: the signed-in user's own work in the current project (counts, pace, per day),
+and their password (the current one required; their other sign-ins end)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from db import repository as repo
+from db.service import MIN_PASSWORD, Throttled
 from ui import auth, charts, state
 from ui.safe import md
 
 user = auth.require_user()
 project = state.current_project()
 st.title("My progress")
+
+with st.expander("Change my password", icon=":material/key:"):
+    with st.form("own_password", clear_on_submit=True):
+        current = st.text_input("Current password", type="password")
+        new = st.text_input(
+            "New password", type="password", help=f"At least {MIN_PASSWORD} characters"
+        )
+        again = st.text_input("New password again", type="password")
+        change = st.form_submit_button("Change password")
+    if change:
+        try:
+            if new != again:
+                raise repo.InvalidValueError("the two new passwords differ")
+            state.service().change_own_password(
+                user, current, new, st.session_state.get(auth.TOKEN_KEY), auth.client_address()
+            )
+        except (repo.StoreError, Throttled) as exc:
+            st.error(md(exc))
+        else:
+            st.success("Password changed. Your other signed-in browsers are signed out.")
 if project is None:
     st.info("There is no project yet.")
     st.stop()

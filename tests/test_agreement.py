@@ -179,7 +179,7 @@ def test_spans_of_all_tokens_at_once_equal_the_scheme_reader(scheme) -> None:
     import random
 
     from cwal.io import schemes
-    from cwal.measures.agreement import _TagTable
+    from cwal.measures.agreement_counts import _TagTable
 
     rng = random.Random(1)
     prefixes = sorted(schemes.get(scheme).alphabet)

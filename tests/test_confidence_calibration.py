@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.isotonic import IsotonicRegression
 
-from cwal.confidence.calibration import PRIOR, CalibrationMap, MarginMap, isotonic
+from cwal.confidence.calibration import PRIOR, PRIOR_SD, CalibrationMap, MarginMap, isotonic
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -89,7 +89,7 @@ def test_margin_map_recovers_the_logistic_it_was_drawn_from():
 
 def test_margin_map_is_the_prior_without_labels_and_monotone():
     prior = MarginMap.fit([])
-    assert (prior.a, prior.b, prior.labels) == (*PRIOR, 0)
+    assert (prior.a, prior.b, prior.c, prior.labels) == (*PRIOR, 0)
     assert prior(np.array([0.0]))[0] == pytest.approx(1 / (1 + np.exp(-PRIOR[0])))
     assert prior(np.array([np.inf]))[0] == pytest.approx(1.0)
     lo, hi = prior.interval(np.array([1.0, 2.0]))
@@ -113,3 +113,27 @@ def test_single_label_tokens_do_not_drive_the_map():
     assert fitted.a == pytest.approx(0.5, abs=0.4) and fitted.b == pytest.approx(1.0, abs=0.5)
     assert fitted.tokens == 600 and fitted.labels == 35
     assert 0.6 < float(np.mean(fitted(delta.ravel()))) < 0.85
+
+
+def test_margin_map_extrapolates_to_the_current_model():
+    """Entry j of the record was predicted by a model that had learned j + 1 labels, and each
+    later model is right more often at the same margin (true c = 1.5 on log1p of the labels).
+    The fit recovers the age coefficient and maps the current model's tokens (n = 41 labels) to
+    their accuracy, where a map without the age term, which averages over weaker models, is low."""
+    rng = np.random.default_rng(7)
+    a, b, c, n = 0.5, 2.0, 1.5, 41
+
+    def truth(delta, m):
+        return 1 / (1 + np.exp(-(a + b * np.log1p(delta) + c * (np.log1p(m) - np.log1p(n)))))
+
+    record = []
+    for j in range(n - 1):
+        delta = rng.exponential(0.5, 400)
+        record.append((delta, rng.random(400) < truth(delta, j + 1)))
+    fitted = MarginMap.fit(record)
+    assert fitted.c == pytest.approx(c, abs=0.3) and fitted.a == pytest.approx(a, abs=0.25)
+    fresh = rng.exponential(0.5, 20_000)
+    expected = float(np.mean(truth(fresh, n)))
+    assert float(np.mean(fitted(fresh))) == pytest.approx(expected, abs=0.02)
+    static = MarginMap.fit(record, prior_sd=(*PRIOR_SD[:2], 1e-9))  # no age term
+    assert static.c == pytest.approx(PRIOR[2]) and float(np.mean(static(fresh))) < expected - 0.04

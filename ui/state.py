@@ -14,7 +14,7 @@ from db import repository as repo
 from db.engine import DatabaseDamagedError
 from db.repository.views import idle_gate
 from db.service import Service
-from db.store import SqlStore
+from db.store import SqlStore, close_session, live_session
 
 LOG = logging.getLogger(__name__)
 PROJECT_KEY = "cw_project_id"
@@ -52,44 +52,23 @@ def check_database() -> None:
 
 
 def open_live_session(engine: Engine, project_id: int) -> ProjectSession:
-    """A new live session of the project over the SQL store (``_live`` keeps one per project)."""
+    """A new live session of the project over the SQL store (``live`` keeps one per project)."""
     # its idle feature extraction waits while a page is run or drawn (or the lead views warmed)
     return ProjectSession(SqlStore(engine), project_id, idle_gate=idle_gate)
 
 
-def _close(session: ProjectSession) -> None:
-    session.close()
-
-
-@st.cache_resource(show_spinner="Loading the project's model…", max_entries=32, on_release=_close)
-def _live(url: str, project_id: int, labels_revision: int) -> ProjectSession:
-    return open_live_session(_engine(url), project_id)
-
-
-_REVISIONS: dict[tuple[str, int], int] = {}  # the label revision each project's session serves
-
-
 def live(project_id: int) -> ProjectSession:
-    """The one live session of a project in this process (shared by every browser session; the
-    lead pages use it too, so that a project never has two sessions in one process). After a
-    lead renamed, merged or deleted types (in any process) a new session is built from the
-    rewritten log and the old one closed."""
-    url = database_url()
-    revision = int(repo.get_project(engine(), project_id).settings.get("labels_revision", 0))
-    old = _REVISIONS.get((url, project_id))
-    if old is not None and old != revision:
-        _live.clear(url, project_id, old)
-    _REVISIONS[(url, project_id)] = revision
-    return _live(url, project_id, revision)
+    """The one live session of a project in this process (``db.store.live_session``: shared by
+    every browser session, and the lead pages read its model). After a lead renamed, merged or
+    deleted types (in any process) a new session is built from the rewritten log."""
+    current = engine()
+    return live_session(current, project_id, lambda: open_live_session(current, project_id))
 
 
 def reload_live(project_id: int) -> None:
     """Close the project's live session; the next page that needs it opens a fresh one (after
     new files or new settings, which a running session does not pick up)."""
-    url = database_url()
-    old = _REVISIONS.pop((url, project_id), None)
-    if old is not None:
-        _live.clear(url, project_id, old)
+    close_session(engine(), project_id)
 
 
 def projects() -> list[repo.ProjectInfo]:

@@ -32,17 +32,19 @@ def open_team_page(
     return user, project
 
 
-@st.cache_data(max_entries=16, show_spinner="Computing agreement…")
-def _agreement(url: str, project_id: int, last_id: int, scheme: str) -> pd.DataFrame:
-    """The agreement table as of annotation ``last_id`` (a new label changes the key)."""
-    return ag.agreement(repo.overlap_items(state.engine(), project_id), scheme)
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _live_agreement(url: str, project_id: int, scheme: str) -> repo.LiveAgreement:
+    """One process-wide agreement of the project, kept up to date from the label log."""
+    return repo.LiveAgreement(state.engine(), project_id, scheme)
 
 
 def agreement_table(project: repo.ProjectInfo) -> pd.DataFrame:
-    """The project's agreement table, fresh: recomputed whenever the label log grew."""
-    last = repo.last_annotation_id(state.engine(), project.id)
+    """The project's agreement table, fresh: the sentences whose labels changed since the last
+    visit (of anyone, in this process) are recounted, the intervals recomputed."""
     scheme = project.settings.get("scheme") or "IOB2"
-    return _agreement(str(state.engine().url), project.id, last, scheme)
+    live = _live_agreement(str(state.engine().url), project.id, scheme)
+    with st.spinner("Computing agreement…"):
+        return live.table()
 
 
 def readable(table: pd.DataFrame) -> pd.DataFrame:

@@ -10,8 +10,9 @@ numbers the batch's feature ids, and scores through :class:`RowsModel`: same see
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,7 @@ class Rows:
     labels: list[str]
     has_covariance: bool = True
     decode: Callable[[list[str]], list[str]] | None = None  # internal labels -> user tags
+    codec: Any = None  # a copy of the learner's tag codec (``encoding``, ``decode``), if any
 
     def tags(self, ids: np.ndarray) -> list[str]:
         """User tags of one sentence's predicted label ids (a BIOES-trained model's labels are
@@ -46,6 +48,8 @@ class RowsModel:
         self.rows = rows
         self.labels_ = rows.labels
         self.has_covariance = rows.has_covariance
+        if rows.codec is not None:  # the reports' decoding reads the learner's codec
+            self.codec_ = rows.codec
 
     def encode(self, sentences: object) -> Encoded:
         if len(sentences) != self.rows.enc.n_sentences:  # type: ignore[arg-type]
@@ -57,6 +61,14 @@ class RowsModel:
 
     def covariance(self) -> tuple[np.ndarray, np.ndarray]:
         return self.rows.SW, self.rows.SA
+
+    def tags_of(self, ids: np.ndarray, lengths: Sequence[int]) -> list[list[str]]:
+        """User tags of label ids (sentences concatenated), as ``SequenceLearner.tags_of``."""
+        out, t = [], 0
+        for n in lengths:
+            out.append(self.rows.tags(ids[t : t + n]))
+            t += n
+        return out
 
 
 def take_rows(model, model_ids: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -80,14 +92,20 @@ def rows_for(model, enc: Encoded) -> Rows:
     uniq, local = np.unique(np.asarray(enc.feat_ids, dtype=np.int64), return_inverse=True)
     W, A, SW, SA = take_rows(model, uniq)
     local_enc = Encoded(local.astype(np.int32).reshape(-1), enc.tok_offsets, enc.sent_offsets)
+    codec = codec_of(model)
     return Rows(
-        local_enc, W, A, SW, SA, list(model.labels_), model.has_covariance, decoder_of(model)
+        local_enc, W, A, SW, SA, list(model.labels_), model.has_covariance, codec.decode, codec
     )
 
 
 def decoder_of(model) -> Callable[[list[str]], list[str]]:
     """A snapshot of the learner's tag decoder (its output scheme as of now)."""
-    return copy.copy(model.codec_).decode
+    return codec_of(model).decode
+
+
+def codec_of(model) -> Any:
+    """A snapshot of the learner's tag codec (its output scheme as of now)."""
+    return copy.copy(model.codec_)
 
 
 def restrict(model, enc: Encoded) -> tuple[RowsModel, Encoded]:

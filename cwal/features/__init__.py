@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import repeat
 from operator import itemgetter
 
 import numpy as np
 
+from cwal.features import documents as _documents
 from cwal.features._batch import BatchSpec, T, W, encode_batch
+from cwal.features._clustered import with_clusters
 from cwal.features.clusters import WordClusters
+from cwal.features.encoded import Encoded, release_heap, with_slots
 from cwal.io.sentence import Sentence
 
 _PAD_LEFT = ("<s-2>", "<s-1>")
@@ -274,83 +276,6 @@ def get_template(name: str) -> Template:
         ) from None
 
 
-# --- word-cluster features (cwal/features/clusters.py) ---------------------------------------
-# The cluster of the word at offsets -1, 0, +1 at every level, and the bigrams of the second
-# level (64 clusters by default) around the token; slots placed after the template's word slots
-# (before its bag and POS).
-CLUSTER_OFFSETS = (-1, 0, 1)
-
-
-def _cluster_slots(clusters: WordClusters, first_field: int) -> list:
-    slots: list = []
-    for level, size in enumerate(clusters.sizes):
-        f = first_field + level
-        slots += [(f"c{size}[{o:+d}]", (W(o, f),)) for o in CLUSTER_OFFSETS]
-    if len(clusters.sizes) > 1:
-        f, size = first_field + 1, clusters.sizes[1]
-        slots += [(f"c{size}[-1|0]", (W(-1, f), W(0, f))), (f"c{size}[0|+1]", (W(0, f), W(1, f)))]
-    return slots
-
-
-def with_clusters(
-    spec: BatchSpec, base: Template, clusters: WordClusters
-) -> tuple[BatchSpec, Template]:
-    """A template's batch spec and string function with the cluster features of ``clusters``."""
-    n_fields = len(spec.pads[0])
-    base_entry, of = spec.entry, clusters.of
-
-    def entry(word: str) -> tuple:
-        return (*base_entry(word), *of(word))
-
-    pads = [(*p, *(p[0],) * len(clusters.sizes)) for p in spec.pads]
-    slots = _cluster_slots(clusters, n_fields)
-    at = len(spec.words)
-    out = BatchSpec(entry, pads, [*spec.words, *slots], spec.bag, spec.pos)
-
-    def template(tokens: Sequence[str], columns: dict[str, Sequence[str]]) -> list[list[str]]:
-        feats = base(tokens, columns)
-        ents = [*pads[:2], *map(entry, tokens), *pads[2:]]
-        for i, f in enumerate(feats):
-            f[at:at] = [
-                prefix + "=" + "|".join(ents[i + 2 + o][field] for _, o, field in deps)
-                for prefix, deps in slots
-            ]
-        return feats
-
-    return out, template
-
-
-@dataclass
-class Encoded:
-    """A sentence (or a batch of sentences) as integer arrays.
-
-    Token p's feature ids are ``feat_ids[tok_offsets[p]:tok_offsets[p + 1]]``; in a batch,
-    sentence b spans tokens ``sent_offsets[b]:sent_offsets[b + 1]``.
-    """
-
-    feat_ids: np.ndarray
-    tok_offsets: np.ndarray
-    sent_offsets: np.ndarray
-
-    @property
-    def n_tokens(self) -> int:
-        return len(self.tok_offsets) - 1
-
-    @property
-    def n_sentences(self) -> int:
-        return len(self.sent_offsets) - 1
-
-    def sentence(self, b: int) -> Encoded:
-        """The b-th sentence of a batch as its own Encoded (offsets rebased to 0)."""
-        t0, t1 = int(self.sent_offsets[b]), int(self.sent_offsets[b + 1])
-        f0, f1 = int(self.tok_offsets[t0]), int(self.tok_offsets[t1])
-        return Encoded(
-            self.feat_ids[f0:f1].copy(),
-            self.tok_offsets[t0 : t1 + 1] - f0,
-            np.array([0, t1 - t0], dtype=np.int64),
-        )
-
-
 class FeatureIndex:
     """Maps feature strings to dense ids. Grows while not frozen; a frozen index drops unseen
     strings, so prediction never adds weights."""
@@ -360,8 +285,10 @@ class FeatureIndex:
         template: str = "chunk",
         strings: Iterable[str] = (),
         clusters: WordClusters | None = None,
+        documents: bool = False,
     ) -> None:
         self.template = template
+        self.documents = bool(documents)
         self._fn = get_template(template)
         self._spec = _SPECS.get(self._fn)
         self.clusters = clusters
@@ -395,11 +322,19 @@ class FeatureIndex:
         self._ids = {f: j for j, f in enumerate(kept)}
         mask = keep[enc.feat_ids]
         kept_before = np.concatenate([[0], np.cumsum(mask)]).astype(np.int64)
-        return Encoded(new_id[enc.feat_ids[mask]], kept_before[enc.tok_offsets], enc.sent_offsets)
+        out = Encoded(new_id[enc.feat_ids[mask]], kept_before[enc.tok_offsets], enc.sent_offsets)
+        del enc, mask, kept_before
+        release_heap(out.n_tokens)  # the unpruned index's strings
+        return out
 
     def token_features(self, sentence: Sentence) -> list[list[str]]:
-        """The template's feature strings of each token (whether or not the index knows them)."""
-        return self._fn(sentence.tokens, sentence.columns)
+        """The template's feature strings of each token (whether or not the index knows them);
+        document features (``documents``) from the sentence alone."""
+        feats = self._fn(sentence.tokens, sentence.columns)
+        if self.documents:
+            for f, extra in zip(feats, _documents.features([sentence])[0], strict=True):
+                f += extra
+        return feats
 
     def encode(self, sentences: Iterable[Sentence], grow: bool | None = None) -> Encoded:
         """Encode sentences as one batch. ``grow`` (default: not frozen) admits new features."""
@@ -407,10 +342,18 @@ class FeatureIndex:
 
     def _encode(self, sentences: Iterable[Sentence], grow: bool, min_count: int = 1) -> Encoded:
         """``encode``; with ``min_count`` > 1 features seen fewer times may be left out (the
-        built-in templates skip them before building their strings; see ``encode_pruned``)."""
+        built-in templates skip them before building their strings; see ``encode_pruned``).
+        Document features (``documents``) follow each token's template features."""
+        sentences = list(sentences)
+        enc = self._encode_template(sentences, grow, min_count)
+        if self.documents:
+            enc = with_slots(enc, _documents.slots(sentences), self._ids, grow)
+        release_heap(enc.n_tokens)
+        return enc
+
+    def _encode_template(self, sentences: list[Sentence], grow: bool, min_count: int) -> Encoded:
         spec = self._spec
         if spec is not None:
-            sentences = list(sentences)
             done = encode_batch(spec, sentences, self._ids, grow, min_count)
             if done is not None:
                 return Encoded(*done)

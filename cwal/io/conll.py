@@ -1,5 +1,6 @@
 """CoNLL column files: one token per line, whitespace-separated columns, blank lines between
-sentences, ``-DOCSTART-`` lines dropped (they also end a sentence)."""
+sentences, ``-DOCSTART-`` lines dropped (they also end a sentence; from the first one on, each
+sentence's ``meta["document"]`` numbers its document from 0, for document-level features)."""
 
 from __future__ import annotations
 
@@ -151,6 +152,7 @@ def _read(
     start = 0
     lineno = 0
     seen = False
+    document: int | None = None  # the number of the -DOCSTART- document, from the first one
 
     def flush() -> Sentence:
         cols = list(zip(*rows, strict=True))
@@ -159,7 +161,8 @@ def _read(
         tags = by_role.pop("tag", None)
         if tags is not None:
             tags = rules.apply(source, tags, lambda i: (start + i, ""))
-        return Sentence(tokens, tags, by_role, {}, start)
+        meta = {} if document is None else {"document": document}
+        return Sentence(tokens, tags, by_role, meta, start)
 
     for lineno, text in iter_lines(source, encoding, max_line):
         fields = split_fields(text)
@@ -167,6 +170,8 @@ def _read(
             if rows:
                 yield flush()
                 seen, rows = True, []
+            if fields:
+                document = 0 if document is None else document + 1
             continue
         if text[0] == "\t":
             raise source.error(lineno, "empty token (the line starts with a tab)")

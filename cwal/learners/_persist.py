@@ -5,7 +5,8 @@ their entries never change from the fill a new feature row gets (0 or the initia
 the file holds ``touched`` (the flat indices where any of the three differs from its fill) and
 the three arrays' values there; version 2 files (dense arrays) still load. Version 4 adds the
 word clusters of a model that uses them (``c_words``, ``c_ids``, ``c_sizes``); version 3 files
-(no clusters) still load.
+(no clusters) still load. Version 5 adds the ``documents`` parameter (document-level features,
+cwal/features/documents.py); version 4 files load with it off.
 
 Loading uses ``allow_pickle=False`` and checks every part, so a file that is not a cwal model
 (or is damaged) raises ``ModelFileError`` instead of running or half-loading anything.
@@ -33,8 +34,8 @@ from cwal.learners._tags import TagCodec
 SequenceLearner = Any  # the model saved or built; this module knows only its attributes
 
 FORMAT = "cwal-model"
-FORMAT_VERSION = 4
-READABLE = (2, 3, 4)
+FORMAT_VERSION = 5
+READABLE = (2, 3, 4, 5)
 ARRAYS = ("W", "A", "SW", "SA", "UW", "UA")
 _PER_FEATURE = ("W", "SW", "UW")
 EXTRA = "x_"  # prefix of a learner's own arrays (see extra_state / restore_state)
@@ -138,7 +139,12 @@ def from_bytes(
         )
         parts = {k[len(CLUSTERS) :]: v for k, v in arrays.items() if k.startswith(CLUSTERS)}
         found = WordClusters.from_arrays(parts) if parts else None
-        model.features_ = FeatureIndex(meta["template"], strings, clusters=found)
+        model.features_ = FeatureIndex(
+            meta["template"],
+            strings,
+            clusters=found,
+            documents=model.params.get("documents", False),
+        )
         model.features_.frozen = bool(meta["frozen"])
         count, n_updates = float(meta["count"]), int(meta["n_updates"])
         model.codec_ = TagCodec(model.params["encoding"], list(meta["schemes"]))

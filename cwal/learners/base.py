@@ -68,6 +68,7 @@ class SequenceLearner:
         mistake_driven: bool = False,
         encoding: str = "raw",
         clusters: bool = False,
+        documents: bool = False,
     ) -> None:
         codes = {"perceptron": K.PERCEPTRON, "pa": K.PA, "arow": K.AROW}
         if algorithm == "cw":
@@ -98,10 +99,11 @@ class SequenceLearner:
             "mistake_driven": bool(mistake_driven),
             "encoding": encoding,
             "clusters": bool(clusters),
+            "documents": bool(documents),
         }
         self.codec_ = TagCodec(encoding)
         self.labels_: list[str] = list(labels)
-        self.features_ = FeatureIndex(template)
+        self.features_ = FeatureIndex(template, documents=documents)
         self.count_ = 0.0
         self.n_updates_ = 0
         self._arrays_for(0)
@@ -303,7 +305,7 @@ class SequenceLearner:
         texts = [*(s.tokens for s in sentences), *unlabeled]
         found = clusters.learn(texts)
         if found is not None:
-            self.features_ = FeatureIndex(index.template, clusters=found)
+            self.features_ = FeatureIndex(index.template, clusters=found, documents=index.documents)
 
     _STATE = ("W_", "A_", "SW_", "SA_", "UW_", "UA_")
 

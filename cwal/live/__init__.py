@@ -7,7 +7,7 @@
 
 from cwal.live.config import LiveConfig
 from cwal.live.protocol import CheckpointMeta, LogRow, PoolSentence, PredictionRow, Store
-from cwal.live.registry import close_all, get_session
+from cwal.live.registry import close_all, drop_session, get_session, sessions
 from cwal.live.session import ProjectSession, Suggestion
 
 __all__ = [
@@ -20,5 +20,7 @@ __all__ = [
     "Store",
     "Suggestion",
     "close_all",
+    "drop_session",
     "get_session",
+    "sessions",
 ]

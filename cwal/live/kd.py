@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from cwal.confidence import Confidence, estimate
-from cwal.confidence.rows import Rows, RowsModel, decoder_of, rows_for, take_rows
+from cwal.confidence.rows import Rows, RowsModel, codec_of, decoder_of, rows_for, take_rows
 
 S_GRID = tuple(float(s) for s in np.logspace(-4, 0, 9))
 """Scales tuned over on the prequential record (two a decade in [1e-4, 1], as
@@ -26,4 +26,13 @@ def confidence(rows: Rows, method: str, s: float, *, k: int, seed: int, rank: st
     return estimate(RowsModel(rows), rows.enc, method, k=k, s=s, seed=seed, rank=rank)
 
 
-__all__ = ["S_GRID", "Rows", "RowsModel", "confidence", "decoder_of", "rows_for", "take_rows"]
+__all__ = [
+    "S_GRID",
+    "Rows",
+    "RowsModel",
+    "codec_of",
+    "confidence",
+    "decoder_of",
+    "rows_for",
+    "take_rows",
+]

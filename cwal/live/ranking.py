@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numba
 import numpy as np
 
+from cwal.features import Encoded
 from cwal.live import kd
 from cwal.live.config import LiveConfig
 from cwal.live.pool import PoolCache
@@ -22,6 +24,17 @@ from cwal.live.protocol import Store
 from cwal.live.queue import Scored, candidate_seed, rank, sample_candidates, unlabeled_ids
 from cwal.live.replay import LiveModel
 from cwal.live.scoring import rank_candidates, seed_of
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The live model read on batches of sentences: one row snapshot per batch (``kd.Rows``,
+    empty while the model knows no label), all taken at one generation."""
+
+    generation: tuple[int, int]
+    rows: list[kd.Rows]
+    s_pc: float
+    s_fixed: float
 
 
 def generation(live: LiveModel) -> tuple[int, int]:
@@ -126,3 +139,44 @@ class Ranker:
                               version=gen[1], generation=gen)  # fmt: skip
         out.seconds = time.perf_counter() - start
         return out
+
+    def read(self, batches: Sequence[Sequence[int]]) -> Reading:
+        """Row snapshots of the live model for batches of cached sentences (their ids), all at
+        one generation: the features are mapped off the lock and only the rows they use are
+        copied under it, as ``score`` does (what the lead pages read: no second model)."""
+        gathered = [self.pool.gather(list(ids)) for ids in batches]
+        attempt = 0
+        while True:
+            with self._lock:
+                index = self._live().model.features_
+                strings = None if self.pool.follows(index) else index.strings
+            if strings is not None:  # a new model was swapped in: map onto it off the lock
+                self.pool.follow(index, strings)
+            with self._lock:
+                index = self._live().model.features_
+                self.pool.sync(index)
+                mids = [self.pool.model_ids(b.gids) for b in gathered]
+            local = [b.localize(m) for b, m in zip(gathered, mids, strict=True)]
+            with self._lock:
+                live = self._live()
+                if live.model.features_ is not index:  # swapped meanwhile (undo, consolidation)
+                    attempt += 1
+                    if attempt < 3:
+                        continue
+                    self.pool.sync(live.model.features_)  # (rare) map again under the lock
+                    local = [b.localize(self.pool.model_ids(b.gids)) for b in gathered]
+                return Reading(generation(live), _rows(live, local), live.s_pc, live.s_fixed)
+
+
+def _rows(live: LiveModel, local: list[tuple[Encoded, np.ndarray]]) -> list[kd.Rows]:
+    """The rows of each batch's known features (none while the model knows no label)."""
+    model = live.model
+    if not (live.n_labeled and model.labels_):
+        return []
+    codec = kd.codec_of(model)
+    out = []
+    for enc, known in local:
+        W, A, SW, SA = kd.take_rows(model, known)
+        out.append(kd.Rows(enc, W, A, SW, SA, list(model.labels_), model.has_covariance,
+                           codec.decode, codec))  # fmt: skip
+    return out

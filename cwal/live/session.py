@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,7 @@ from cwal.live.queue import (
     Scored,
     ScoringQueue,
 )
-from cwal.live.ranking import Ranker, generation
+from cwal.live.ranking import Ranker, Reading, generation
 from cwal.live.recorder import Recorder, Snapshot
 from cwal.live.replay import LearnerSpec, LiveModel, build, replay, valid_base
 from cwal.live.scoring import least_confident, prefill
@@ -227,6 +227,15 @@ class ProjectSession:
         self.sync()
         scored = self.queue.wait_fresh()
         return [self._suggest(i, scored, scored.version) for i in scored.ranked[:n]]
+
+    def read(self, batches: Sequence[Sequence[PoolSentence]]) -> Reading:
+        """The live model read on batches of sentences (what the lead pages show), after
+        catching up with the log: a row snapshot of each batch, all at one generation. Nothing
+        is built: the project has one model per process, this one."""
+        self.sync()
+        for batch in batches:
+            self.pool.add(batch)
+        return self.ranker.read([[s.id for s in batch] for batch in batches])
 
     def skip(self, sentence_id: int, annotator_id: int) -> None:
         """Release the lease and record the skip (the sentence is not offered to them again)."""

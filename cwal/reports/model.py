@@ -1,9 +1,11 @@
-"""What the current model says about sentences: the live model rebuilt from the store's records,
-per-token KD-PC confidence, label distribution and entropy, how strongly it disagrees with given
-labels, scores on gold data, and the accuracy it expects on the unlabeled pool.
+"""What the current model says about sentences: per-token KD-PC confidence, label distribution
+and entropy, how strongly it disagrees with given labels, scores on gold data, and the accuracy it
+expects on the unlabeled pool.
 
-The model is rebuilt exactly as the live service builds it (``cwal.live.replay.build``: the
-newest valid checkpoint plus the later rows replayed), so version and weights match the live one.
+In the web app the model is the project's live session's (one per process): ``reading_states``
+wraps the row snapshots ``ProjectSession.read`` takes of it. A past checkpoint is loaded by
+``checkpoint_state``; a process without a session (the CLI) builds the live model once with
+``rebuild``, exactly as a session does (newest valid checkpoint plus the later rows replayed).
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ import pandas as pd
 
 from cwal.confidence import estimate
 from cwal.confidence.calibration import MarginMap
+from cwal.confidence.rows import RowsModel
 from cwal.decode import emissions, max_marginals_batch, viterbi_batch
 from cwal.features import Encoded
 from cwal.io import Sentence, schemes
 from cwal.learners import SequenceLearner
 from cwal.live import CheckpointMeta, LiveConfig, LogRow, PoolSentence
 from cwal.live.pool import PoolCache
+from cwal.live.ranking import Reading
 from cwal.live.replay import LearnerSpec, build
 from cwal.measures import chunk_f1
 
@@ -38,7 +42,7 @@ GIVEN_COLUMNS = ["given", "p_given", "gap", "agrees"]
 class ModelState:
     """A model with what its confidence needs: the version it has, KD method, scale and draws."""
 
-    model: SequenceLearner
+    model: Any  # a SequenceLearner, a batch's RowsModel (a live reading) or None (untrained)
     version: int
     s: float
     k: int
@@ -48,7 +52,7 @@ class ModelState:
 
     @property
     def trained(self) -> bool:
-        return self.version > 0 and bool(self.model.labels_)
+        return self.version > 0 and self.model is not None and bool(self.model.labels_)
 
     def expected_accuracy(self, delta: np.ndarray) -> float:
         """The accuracy the model expects on tokens with these Delta margins: their mean
@@ -70,9 +74,11 @@ def rebuild(
     tail: Sequence[LogRow],
     calibration: MarginMap | None = None,
 ) -> ModelState:
-    """The live model: ``base`` (the newest valid checkpoint, with its ``state`` bytes) or an
-    empty learner, then the label-log rows after it (``tail``, id order) replayed online;
-    ``calibration`` the map fitted on the project's prequential record (default: the prior)."""
+    """The live model built outside any live session (a one-shot process such as the CLI's
+    ``predict``: the web app reads its sessions' model instead, ``reading_states``): ``base``
+    (the newest valid checkpoint, with its ``state`` bytes) or an empty learner, then the
+    label-log rows after it (``tail``, id order) replayed online; ``calibration`` the map fitted
+    on the project's prequential record (default: the prior)."""
     spec = LearnerSpec.from_settings(dict(settings))
     config = LiveConfig.from_settings(dict(settings))
     live = build(
@@ -85,12 +91,24 @@ def rebuild(
         tail=list(tail),
         labeled={},
     )
-    model = live.model
-    method = "kd-pc" if model.has_covariance else "kd-fixed"
-    s = live.s_pc if method == "kd-pc" else live.s_fixed
     cid = base.id if base is not None else None
-    calibration = calibration or MarginMap()
-    return ModelState(model, live.version, float(s), config.k, method, cid, calibration)
+    return _state(live.model, live.version, (live.s_pc, live.s_fixed), config.k, cid, calibration)
+
+
+def _state(
+    model: Any,
+    version: int,
+    scales: tuple[float, float],
+    k: int,
+    checkpoint_id: int | None,
+    calibration: MarginMap | None,
+) -> ModelState:
+    """``model`` with KD-PC when it has a covariance (else KD-Fixed) at its scale."""
+    method = "kd-pc" if model.has_covariance else "kd-fixed"
+    s = scales[0] if method == "kd-pc" else scales[1]
+    return ModelState(
+        model, version, float(s), k, method, checkpoint_id, calibration or MarginMap()
+    )
 
 
 def checkpoint_state(
@@ -99,8 +117,38 @@ def checkpoint_state(
     state: bytes,
     calibration: MarginMap | None = None,
 ) -> ModelState:
-    """A stored checkpoint's model as it was consolidated (no rows replayed after it)."""
-    return rebuild(settings, meta, state, [], calibration)
+    """A stored checkpoint's model as it was consolidated (a past model: no rows replayed)."""
+    config = LiveConfig.from_settings(dict(settings))
+    model = SequenceLearner.from_bytes(state, f"checkpoint {meta.id}")
+    info = meta.info
+    scales = (float(info.get("s_pc", config.s_pc)), float(info.get("s_fixed", config.s_fixed)))
+    return _state(model, int(info.get("version", 0)), scales, config.k, meta.id, calibration)
+
+
+def reading_states(
+    reading: Reading, k: int, calibration: MarginMap | None = None
+) -> list[ModelState]:
+    """The live session's model as read on batches (``ProjectSession.read``): one state per
+    batch, its ``model`` that batch's row snapshot (``batch_encoding`` gives the batch as it
+    reads it); none while the model knows no label (``untrained``)."""
+    checkpoint = reading.generation[0] or None
+    scales = (reading.s_pc, reading.s_fixed)
+    return [
+        _state(RowsModel(rows), reading.generation[1], scales, k, checkpoint, calibration)
+        for rows in reading.rows
+    ]
+
+
+def untrained(reading: Reading, k: int, calibration: MarginMap | None = None) -> ModelState:
+    """The session's model before its first label (no rows to read: ``trained`` is False)."""
+    cid = reading.generation[0] or None
+    return ModelState(None, reading.generation[1], reading.s_pc, k, "kd-pc", cid,
+                      calibration or MarginMap())  # fmt: skip
+
+
+def batch_encoding(state: ModelState) -> Encoded:
+    """The batch a ``reading_states`` state was read on, numbered as its rows."""
+    return state.model.rows.enc
 
 
 class FeatureCache:

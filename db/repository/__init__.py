@@ -12,6 +12,7 @@ from db.repository.accounts import (
     set_disabled,
     sign_in_wait,
 )
+from db.repository.agreement import LiveAgreement, OverlapChanges, overlap_changes
 from db.repository.annotations import STATUSES, UndoResult, skip, submit_annotation, undo_last
 from db.repository.base import (
     DatabaseBusyError,
@@ -162,6 +163,9 @@ from db.repository.versions import (
 )
 
 __all__ = [
+    "LiveAgreement",
+    "OverlapChanges",
+    "overlap_changes",
     "SESSION_DAYS",
     "create_session",
     "revoke_session",

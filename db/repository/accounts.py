@@ -6,21 +6,17 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import Engine, delete, func, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 
 from db.engine import read_transaction, write_transaction
 from db.models import Lease, SignInFailure, SignInSession, User, utcnow
 from db.repository.base import (
-    DuplicateError,
     InvalidValueError,
     NotFoundError,
     StoreError,
-    check_name,
-    is_unique_violation,
 )
 from db.repository.sessions import _digest
-from db.repository.users import hash_password
+from db.repository.users import ADMIN_ROLE, _insert_user, hash_password
 
 SETUP_LOCK_NS = 2  # pg_advisory_xact_lock(SETUP_LOCK_NS, 0): one first-lead creation at a time
 WINDOW = timedelta(minutes=15)
@@ -38,23 +34,14 @@ class SetupOverError(StoreError):
 def create_first_lead(engine: Engine, name: str, password: str) -> int:
     """Create the first account, a lead, only while the store has no user at all: two racing
     creators (threads, processes) get exactly one lead; the other gets SetupOverError."""
-    check_name(name, "user name")
-    hashed = hash_password(password)
-    try:
-        with write_transaction(engine) as conn:  # SQLite: BEGIN IMMEDIATE serializes
-            if conn.dialect.name == "postgresql":
-                conn.execute(select(func.pg_advisory_xact_lock(SETUP_LOCK_NS, 0)))
-            if conn.execute(select(User.id).limit(1)).first() is not None:
-                raise SetupOverError("setup is over: a user already exists; sign in instead")
-            return conn.execute(
-                insert(User)
-                .values(name=name, role="lead", password_hash=hashed, created_at=utcnow())
-                .returning(User.id)
-            ).scalar_one()
-    except IntegrityError as exc:
-        if is_unique_violation(exc):
-            raise DuplicateError(f"user name {name!r} is already taken") from None
-        raise
+
+    def no_user_yet(conn: Connection) -> None:  # SQLite: BEGIN IMMEDIATE serializes
+        if conn.dialect.name == "postgresql":
+            conn.execute(select(func.pg_advisory_xact_lock(SETUP_LOCK_NS, 0)))
+        if conn.execute(select(User.id).limit(1)).first() is not None:
+            raise SetupOverError("setup is over: a user already exists; sign in instead")
+
+    return _insert_user(engine, name, password, ADMIN_ROLE, no_user_yet)
 
 
 def set_disabled(engine: Engine, user_id: int, disabled: bool) -> None:

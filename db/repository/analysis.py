@@ -20,27 +20,24 @@ import pandas as pd
 from sqlalchemy import Engine, func, select
 
 from cwal import reports
-from cwal.confidence.calibration import MarginMap
-from cwal.live import CheckpointMeta, LogRow, PoolSentence
-from cwal.live.replay import valid_base
+from cwal.features import Encoded
+from cwal.live import PoolSentence
 from db.engine import read_transaction
 from db.models import Annotation, Prediction, Sentence
-from db.repository.checkpoints import get_checkpoint, list_checkpoints
 from db.repository.history import (
     annotation_history,
-    annotations_after,
     current_annotations,
     last_annotation_id,
 )
-from db.repository.history import retractions as retraction_pairs
-from db.repository.predictions import calibration_frame, calibration_keys
+from db.repository.predictions import calibration_frame
 from db.repository.projects import get_project
 from db.repository.state import current_annotation_ids, in_project, labeled_ids
 from db.repository.stats import annotation_log
-from db.repository.views import VIEWS, feature_cache, model_key, project_key, yield_to_pages
+from db.repository.views import VIEWS, model_key, project_key, yield_to_pages
 from db.repository.views import clear_cache as clear_cache  # re-exported for pages and tests
 from db.repository.views import refreshing as refreshing
 from db.repository.views import wait_fresh as wait_fresh
+from db.store import live_session
 
 POOL_SAMPLE = 400  # unlabeled pool sentences the current model is read on
 LABELED_SAMPLE = 300  # labeled sentences for entropy, plus up to this many disputed ones
@@ -183,30 +180,27 @@ def current_tags(engine: Engine, project_id: int) -> list[list[str]]:
         return [tags or [] for tags in conn.execute(query).scalars()]
 
 
-# ----- the current model and what it says -----------------------------------------------------
-def current_model(engine: Engine, project_id: int) -> reports.ModelState:
-    """The live model of the project (cached per ``views.model_key``)."""
-    key = ("model", model_key(engine, project_id))
-    return VIEWS.get(key, lambda: _rebuild(engine, project_id))
+# ----- the live model and what it says -------------------------------------------------------
+def current_reading(
+    engine: Engine, project_id: int, batches: list[list[PoolSentence]]
+) -> list[reports.ModelState]:
+    """The project's live model (the process's one session, ``db.store.live_session``) read on
+    batches of sentences, all at one version: a state per batch (its ``model`` a row snapshot of
+    that batch, ``reports.batch_encoding``), or a single untrained state before the first
+    label. The lead pages read the model the annotators train; none is ever built for them."""
+    session = live_session(engine, project_id)
+    reading = session.read(batches)
+    k, calibration = session.config.k, session.calibration
+    if not reading.rows:
+        return [reports.untrained(reading, k, calibration)]
+    return reports.reading_states(reading, k, calibration)
 
 
-def _rebuild(engine: Engine, project_id: int) -> reports.ModelState:
-    settings = get_project(engine, project_id).settings
-    metas = [
-        CheckpointMeta(c.id, c.last_annotation_id or 0, dict(c.info))
-        for c in list_checkpoints(engine, project_id, settings.get("labels_revision", 0))
-    ]
-    base = valid_base(metas, retraction_pairs(engine, project_id))
-    state = get_checkpoint(engine, base.id).state if base is not None else None
-    x = base.last_annotation_id if base is not None else 0
-    tail = [
-        LogRow(
-            e.id, e.sentence_id, e.user_id, e.status, e.tags, e.supersedes_id, e.tokens, e.columns
-        )  # fmt: skip
-        for e in annotations_after(engine, project_id, x)
-    ]
-    calibration = MarginMap.fit(calibration_keys(engine, project_id))
-    return reports.rebuild(settings, base, state, tail, calibration)
+def current_version(engine: Engine, project_id: int) -> int:
+    """The live model's version once it has caught up with the log."""
+    session = live_session(engine, project_id)
+    session.sync()
+    return session.generation[1]
 
 
 @dataclass
@@ -277,21 +271,21 @@ def prefetch_model_view(engine: Engine, project_id: int) -> bool:
 
 
 def _pool_view(engine: Engine, project_id: int) -> PoolView:
-    state = current_model(engine, project_id)
-    view = PoolView(state, pd.DataFrame(columns=reports.TOKEN_COLUMNS))
-    if not state.trained:
-        return view
-    template = get_project(engine, project_id).settings.get("feature_template", "chunk")
-    cache = feature_cache(engine, project_id, template)
-    seed = project_id * 1_000_003 + state.version
+    seed = project_id * 1_000_003 + current_version(engine, project_id)
     pool_ids = _sample(unlabeled_pool_ids(engine, project_id), POOL_SAMPLE, seed)
     pool = [s for s, _ in split_sentences(engine, project_id, "pool", pool_ids)]
-    if pool:
-        view.pool = reports.token_frame(state, cache.encode(state.model, pool), pool, seed=seed)
     evals = [(s, g) for s, g in split_sentences(engine, project_id, "eval") if g is not None]
+    states = current_reading(engine, project_id, [pool, [s for s, _ in evals]])
+    view = PoolView(states[0], pd.DataFrame(columns=reports.TOKEN_COLUMNS))
+    if not view.state.trained:
+        return view
+    seed = project_id * 1_000_003 + view.state.version
+    if pool:
+        enc = reports.batch_encoding(states[0])
+        view.pool = reports.token_frame(states[0], enc, pool, seed=seed)
     if evals:
-        enc = cache.encode(state.model, [s for s, _ in evals])
-        view.eval_scores = reports.evaluate(state, enc, [g for _, g in evals])
+        enc = reports.batch_encoding(states[1])
+        view.eval_scores = reports.evaluate(states[1], enc, [g for _, g in evals])
     view.tokens = {s.id: s.tokens for s in pool}
     view.pool_sentences = len(pool)
     return view
@@ -313,41 +307,52 @@ def _view(engine: Engine, project_id: int, key: tuple) -> ModelView:
     view.annotators = {e.sentence_id: e.annotator for e in current}
     if not state.trained:
         return view
-    template = get_project(engine, project_id).settings.get("feature_template", "chunk")
-    cache = feature_cache(engine, project_id, template)
-    seed = project_id * 1_000_003 + state.version
     labeled = [PoolSentence(e.sentence_id, e.tokens, e.columns) for e in current if e.tokens]
     given = {e.sentence_id: e.tags for e in current if e.tokens}
-    cache.add(labeled, pause=yield_to_pages(key))
-    chosen = _disputed_and_sample(state, cache, labeled, given, seed)
+    pause, session = yield_to_pages(key), live_session(engine, project_id)
+    for start in range(0, len(labeled), 256):  # the features, in steps pages may go between
+        pause()
+        session.pool.add(labeled[start : start + 256])
+    read = current_reading(engine, project_id, [labeled])[0]
+    if not read.trained:
+        return view
+    seed = project_id * 1_000_003 + read.version
+    enc = reports.batch_encoding(read)
+    keep = _disputed_and_sample(read, enc, [given[s.id] for s in labeled], seed)
+    chosen = [labeled[i] for i in keep]
     if chosen:
-        enc = cache.encode(state.model, chosen)
-        view.labeled = reports.token_frame(state, enc, chosen, given=given, seed=seed)
+        sub = _sentences_of(enc, keep)
+        view.labeled = reports.token_frame(read, sub, chosen, given=given, seed=seed)
     view.tokens.update((s.id, s.tokens) for s in chosen)
     view.labeled_sentences = len(labeled)
     return view
 
 
 def _disputed_and_sample(
-    state: reports.ModelState,
-    cache: reports.FeatureCache,
-    labeled: list[PoolSentence],
-    given: dict[int, list[str]],
-    seed: int,
-) -> list[PoolSentence]:
-    """Labeled sentences to read closely: the most disputed ones (largest score gap between
-    the model's labeling and the human one, any token) plus a random sample, id order."""
-    if not labeled:
+    state: reports.ModelState, enc: Encoded, given: list[list[str]], seed: int
+) -> list[int]:
+    """Positions of labeled sentences to read closely: the most disputed ones (largest score
+    gap between the model's labeling and the human one, any token) plus a random sample."""
+    if not given:
         return []
-    enc = cache.encode(state.model, labeled)
-    gap = reports.disagreement(
-        state.model, enc, reports.given_ids(state.model, [given[s.id] for s in labeled])
-    )
+    gap = reports.disagreement(state.model, enc, reports.given_ids(state.model, given))
     worst = np.maximum.reduceat(gap, enc.sent_offsets[:-1]) if len(gap) else np.zeros(0)
     disputed = [i for i in np.argsort(-worst, kind="stable") if worst[i] > 0][:LABELED_SAMPLE]
-    sampled = _sample(np.arange(len(labeled)), LABELED_SAMPLE, seed)
-    keep = sorted(set(int(i) for i in disputed) | set(sampled))
-    return [labeled[i] for i in keep]
+    sampled = _sample(np.arange(len(given)), LABELED_SAMPLE, seed)
+    return sorted(set(int(i) for i in disputed) | set(sampled))
+
+
+def _sentences_of(enc: Encoded, keep: list[int]) -> Encoded:
+    """The sentences ``keep`` (positions, ascending) of a batch, as one batch."""
+    parts = [enc.sentence(b) for b in keep]
+    feats = np.concatenate([p.feat_ids for p in parts])
+    tok_counts = np.concatenate([np.diff(p.tok_offsets) for p in parts])
+    lengths = np.array([p.n_tokens for p in parts], dtype=np.int64)
+    return Encoded(
+        feats.astype(enc.feat_ids.dtype),
+        np.r_[0, np.cumsum(tok_counts)].astype(np.int64),
+        np.r_[0, np.cumsum(lengths)].astype(np.int64),
+    )
 
 
 def current_label(engine: Engine, sentence_id: int) -> list[str] | None:

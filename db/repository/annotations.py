@@ -104,11 +104,18 @@ _SUBMIT = (
 )
 _SKIP = insert(Annotation).values(**_ROW, status="skipped").returning(Annotation.id)
 _RELEASE = delete(Lease).where(Lease.sentence_id == _S, Lease.user_id == _U)
-# On PostgreSQL the lease goes in the same round trip that then takes the project's annotation
-# lock (see base.py), so the lock is held for the insert and the commit only.
+# On PostgreSQL the lease goes in the first round trip, which also takes the annotation lock of
+# the sentence's project (see base.py) before anything is read: the settings the tags are checked
+# against are then the ones the insert commits under (a label rename, which rewrites stored tags
+# under the same lock, has committed or waits). SQLite's write transaction serializes already.
+# It also says whether the submitter held the lease (the context read after it sees none).
+_RELEASED = _RELEASE.returning(Lease.sentence_id).cte("released")
 _RELEASE_AND_LOCK = select(
-    func.pg_advisory_xact_lock(ANNOTATION_LOCK_NS, bindparam("project_id", type_=Integer))
-).add_cte(_RELEASE.cte("released"))
+    func.pg_advisory_xact_lock(
+        ANNOTATION_LOCK_NS, select(Sentence.project_id).where(Sentence.id == _S).scalar_subquery()
+    ),
+    select(func.count()).select_from(_RELEASED).scalar_subquery().label("held"),
+).add_cte(_RELEASED)
 
 
 @dataclass(frozen=True)
@@ -120,16 +127,22 @@ class _Context:
     late: bool = False  # no lease of the submitter's, and the current label is someone else's
 
 
-def _context(conn: Connection, sentence_id: int, user_id: int) -> _Context:
+def _context(
+    conn: Connection, sentence_id: int, user_id: int, held: bool | None = None
+) -> _Context:
     """The sentence's project, length and settings, in one round trip that also checks the
-    user exists (no lock: nothing here changes while the sentence exists)."""
+    user exists (read under the project's annotation lock: a label change may alter the
+    settings). ``held``: whether the user held the sentence's lease, when it was released
+    already (else read here)."""
     row = conn.execute(_CONTEXT, {"sentence_id": sentence_id, "user_id": user_id}).one_or_none()
     if row is None:
         raise NotFoundError(f"no sentence with id {sentence_id}")
     if row.user_ok is None:
         raise NotFoundError(f"no user with id {user_id}")
     overlap = row.split == "pool" and is_overlap(sentence_id, row.overlap_share)
-    late = row.lease_user != user_id and row.label_user not in (None, user_id)
+    if held is None:
+        held = row.lease_user == user_id
+    late = not held and row.label_user not in (None, user_id)
     settings = {**DEFAULT_SETTINGS, **row.settings}
     return _Context(row.project_id, len(row.tokens), settings, overlap, late)
 
@@ -156,29 +169,33 @@ def _record(
 
 def _write(engine: Engine, statement: Any, tags: Sequence[str] | None, given: dict) -> int:
     """One try of a submit or skip (``given``: sentence_id, user_id, seconds, now): four round
-    trips on PostgreSQL (context, lease release + annotation lock, insert, commit)."""
+    trips on PostgreSQL (lease release + annotation lock, context, insert, commit). Everything
+    is read under the lock (SQLite: the write transaction's), so the tags are checked against
+    the settings they are stored under, and whether the sentence is a version or a late answer
+    is decided on the log as it will be when the row commits."""
     sentence_id, annotator_id, now = given["sentence_id"], given["user_id"], given["now"]
+    params = {k: v for k, v in given.items() if k != "late_as_version"}
     with write_transaction(engine, busy_ms=BUSY_TRY_MS) as conn:
-        ctx = _context(conn, sentence_id, annotator_id)
+        postgres = conn.dialect.name == "postgresql"
+        held = None
+        if postgres:
+            held = conn.execute(_RELEASE_AND_LOCK, params).one().held > 0
+        ctx = _context(conn, sentence_id, annotator_id, held)
         project_id = ctx.project_id
         checked = None if tags is None else check_tags(tags, ctx.n_tokens, ctx.settings)
-        late_ok = given.get("late_as_version", False)
-        params = {k: v for k, v in given.items() if k != "late_as_version"}
         params.update(project_id=project_id, tags=checked)
-        if statement is _SUBMIT and ctx.maybe_version:
-            lock_project_annotations(conn, project_id)  # whether it has gold yet, under the lock
-            if wants_version(conn, sentence_id):
-                annotation_id = _insert(conn, **_version_row(params))
+        if statement is _SUBMIT and ctx.maybe_version and wants_version(conn, sentence_id):
+            annotation_id = _insert(conn, **_version_row(params))
+            if not postgres:
                 conn.execute(_RELEASE, params)
-                settle_if_agreed(conn, project_id, sentence_id, annotator_id, now)
-                return annotation_id
-        if statement is _SUBMIT and ctx.late and late_ok:
-            lock_project_annotations(conn, project_id)
+            settle_if_agreed(conn, project_id, sentence_id, annotator_id, now)
+            return annotation_id
+        if statement is _SUBMIT and ctx.late and given.get("late_as_version", False):
             kept = keep_late(conn, project_id, sentence_id, annotator_id, params)
             if kept is not None:
                 return kept
-        postgres = conn.dialect.name == "postgresql"
-        conn.execute(_RELEASE_AND_LOCK if postgres else _RELEASE, params)
+        if not postgres:
+            conn.execute(_RELEASE, params)
         annotation_id = conn.execute(statement, params).scalar_one()
     return annotation_id
 

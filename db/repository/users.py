@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import Connection, Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from db.engine import read_transaction, write_transaction
@@ -93,13 +94,22 @@ def _check_role(role: str) -> str:
     return role
 
 
-def add_user(engine: Engine, name: str, password: str, role: str = "annotator") -> int:
-    """Create a user and return its id; a taken name raises DuplicateError."""
+def _insert_user(
+    engine: Engine,
+    name: str,
+    password: str,
+    role: str,
+    guard: Callable[[Connection], None] | None = None,
+) -> int:
+    """Check the name, hash the password and insert the user in one write transaction, after
+    ``guard(conn)`` (which may raise) inside it; its id. A taken name raises DuplicateError."""
     check_name(name, "user name")
     _check_role(role)
     hashed = hash_password(password)
     try:
         with write_transaction(engine) as conn:
+            if guard is not None:
+                guard(conn)
             return conn.execute(
                 insert(User)
                 .values(name=name, role=role, password_hash=hashed, created_at=utcnow())
@@ -109,6 +119,11 @@ def add_user(engine: Engine, name: str, password: str, role: str = "annotator") 
         if is_unique_violation(exc):
             raise DuplicateError(f"user name {name!r} is already taken") from None
         raise
+
+
+def add_user(engine: Engine, name: str, password: str, role: str = "annotator") -> int:
+    """Create a user and return its id; a taken name raises DuplicateError."""
+    return _insert_user(engine, name, password, role)
 
 
 _COLUMNS = (User.id, User.name, User.role, User.created_at, User.disabled_at)

@@ -2,8 +2,8 @@
 
 Account safety: the first lead needs the one-time setup token (``db.setup_token``) and only one
 can ever be created; sign-in attempts are throttled per account name and per client address from
-failures kept in the store; a disabled account cannot sign in; a lead changing their own password
-stays signed in only in the browser they changed it from."""
+failures kept in the store; a disabled account cannot sign in; anyone changing their own password
+(the current one required) stays signed in only in the browser they changed it from."""
 
 from __future__ import annotations
 
@@ -88,6 +88,26 @@ class Accounts:
             raise Forbidden(str(exc)) from None
         setup_token.forget_setup_token()
         return repo.get_user(self.engine, user_id), repo.create_session(self.engine, user_id)
+
+    def change_own_password(
+        self,
+        actor: repo.UserInfo,
+        current: str,
+        new: str,
+        keep_token: str | None = None,
+        address: str = "unknown",
+    ) -> None:
+        """Any signed-in user changes their own password, giving the current one; every other
+        sign-in session of theirs ends (``keep_token``'s, the browser they changed it from,
+        stays). A wrong current password counts as a failed sign-in of the account, so guessing
+        it is throttled as signing in is (:class:`Throttled`)."""
+        wait = repo.sign_in_wait(self.engine, actor.name, address)
+        if wait > 0:
+            raise Throttled(wait)
+        if repo.authenticate(self.engine, actor.name, current) is None:
+            repo.record_sign_in(self.engine, actor.name, address, ok=False)
+            raise repo.InvalidValueError("that is not your current password")
+        repo.change_password(self.engine, actor.id, check_password(new), keep_token)
 
     def project_role(self, user: repo.UserInfo, project_id: int) -> str | None:
         """The user's role on the project, fresh from the store (None for an outsider)."""

@@ -38,9 +38,10 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNam
     monkeypatch.setenv("CWAL_HOME", str(tmp_path))
     engine = open_database(url)
     yield SimpleNamespace(url=url, engine=engine, tmp=tmp_path)
+    from cwal.live import close_all
     from ui import state
 
-    state._live.clear()  # closes the live sessions (their background threads) of this test
+    close_all()  # closes the live sessions (their background threads) of this test
     state._engine.clear()
     engine.dispose()
 

@@ -19,6 +19,7 @@ LEAD_ACTIONS = [n for n in guarded_actions() if getattr(Service, n).lead_only]
 OPEN_CALLS = {
     "needs_setup", "sign_in", "resume", "user", "sign_out", "create_first_lead", "project_role",
     "projects_of", "backup_hint", "is_member", "undone_tags", "counters", "label_changes_since",
+    "change_own_password",
 }  # fmt: skip
 INTERACTIVE = ("button", "download_button", "file_uploader", "text_input", "dataframe", "form")
 

@@ -13,6 +13,7 @@ import pytest
 from cwal.reports.memo import Foreground, Memo
 from db.repository import analysis, views, warm
 from db.repository.views import FOREGROUND
+from db.store import standalone_model
 from tests.app.conftest import app
 from tests.app.test_lead_pages import PAGES, build_big, run_lead
 from ui import warmup
@@ -30,7 +31,7 @@ def _fresh():
 def test_the_warm_up_starts_once_per_process(store, users, demo, monkeypatch) -> None:
     calls, done = [], threading.Event()
 
-    def counted(engine) -> dict:
+    def counted(engine, stop) -> dict:
         calls.append(engine)
         done.set()
         return {}
@@ -62,7 +63,7 @@ def test_the_lead_pages_open_on_the_warmed_views(store, users, monkeypatch) -> N
     def never(*args):
         raise AssertionError("a view the warm-up computed was computed again")
 
-    for name in ("_pool_view", "_view", "_log_frames", "_rebuild"):
+    for name in ("_pool_view", "_view", "_log_frames", "current_reading"):
         monkeypatch.setattr(analysis, name, never)
     dash = run_lead(PAGES[0], users.lead.id)
     assert {m.label: m.value for m in dash.metric}["Labeled sentences"] == "60 / 100"
@@ -292,7 +293,7 @@ def test_features_added_in_paused_steps_encode_as_extracted_at_once(store, users
     from cwal import reports
 
     big = build_big(store.engine, users.lead.id, 60, 40, 20)
-    model = analysis.current_model(store.engine, big.project).model
+    model = standalone_model(store.engine, big.project).model
     sentences = [s for s, _ in analysis.split_sentences(store.engine, big.project, "pool")]
     once = reports.FeatureCache("ner").encode(model, sentences)
     stepped, pauses = reports.FeatureCache("ner"), []

@@ -146,3 +146,31 @@ def test_a_late_submit_is_kept_as_a_second_version_for_adjudication(
     # a lead's Review fix supersedes as before
     fix = repo.submit_annotation(engine, sid, people["lea"], ["O", "O", "O"])
     assert repo.current_annotations(engine, project)[0].id == fix
+
+
+def test_anyone_changes_their_own_password_with_the_current_one(engine, people):
+    from db.service import Service, Throttled
+
+    service = Service(engine)
+    ann = repo.get_user(engine, people["ann"])
+    here = repo.create_session(engine, ann.id)
+    elsewhere = repo.create_session(engine, ann.id)
+    with pytest.raises(repo.InvalidValueError, match="current password"):
+        service.change_own_password(ann, "pw-bob", "a new long password", here, "10.0.0.1")
+    with pytest.raises(repo.InvalidValueError, match="at least"):
+        service.change_own_password(ann, "pw-ann", "short", here, "10.0.0.1")
+    assert repo.session_user(engine, elsewhere).id == ann.id  # nothing changed yet
+    service.change_own_password(ann, "pw-ann", "a new long password", here, "10.0.0.1")
+    assert repo.authenticate(engine, "ann", "a new long password").id == ann.id
+    assert repo.authenticate(engine, "ann", "pw-ann") is None
+    assert repo.session_user(engine, here).id == ann.id
+    assert repo.session_user(engine, elsewhere) is None
+    # guessing the current password counts as failed sign-ins of the account: throttled
+    for _ in range(accounts.ACCOUNT_LIMIT - 1):  # one failure is recorded above already
+        with pytest.raises(repo.InvalidValueError):
+            service.change_own_password(ann, "a guess", "another long password", here, "10.0.0.2")
+    with pytest.raises(Throttled):
+        service.change_own_password(
+            ann, "a new long password", "another long one", here, "10.0.0.3"
+        )
+    assert repo.authenticate(engine, "ann", "a new long password") is not None

@@ -146,10 +146,11 @@ def test_one_calibrated_confidence_from_the_first_label(make_project) -> None:
     from cwal.confidence.calibration import MarginMap
     from cwal.io import Sentence
     from db.repository import calibration_frame, calibration_keys
-    from db.repository.analysis import current_model
+    from db.repository.analysis import current_reading
+    from db.store import live_session
 
     p = make_project(consolidation_interval=7)
-    live = p.session()
+    live = live_session(p.engine, p.id)  # the session the lead views read
     annotate(live, p, "ann", 10)
     live.wait_idle()
     record = calibration_keys(p.engine, p.id)
@@ -163,7 +164,7 @@ def test_one_calibrated_confidence_from_the_first_label(make_project) -> None:
     margin = estimate(live.model, [Sentence(sug.tokens, None, sug.columns)], "delta").margin
     assert np.allclose(sug.confidence, fitted(margin))
     assert sug.least_confident == int(np.argmin(margin))
-    state = current_model(p.engine, p.id)
+    state = current_reading(p.engine, p.id, [[]])[0]
     assert state.calibration == fitted
     assert state.expected_accuracy(margin) == float(np.mean(fitted(margin)))
     assert reports.pool_estimate(live.model, [Sentence(sug.tokens)], fitted)["pool_estimate"] == (
