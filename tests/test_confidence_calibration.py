@@ -85,11 +85,18 @@ def test_margin_map_recovers_the_logistic_it_was_drawn_from():
     lo, hi = fitted.interval(record[0][0])
     truth = float(np.mean(1 / (1 + np.exp(-(-1.0 + 1.5 * np.log1p(record[0][0]))))))
     assert lo < truth < hi and hi - lo < 0.02
+    # one model scored every token (a dev split): one entry, no age term, the same map
+    pooled = [(np.concatenate([d for d, _ in record]), np.concatenate([c for _, c in record]))]
+    held_out = MarginMap.fit(pooled, aged=False)
+    assert held_out.a == pytest.approx(-1.0, abs=0.08) and held_out.b == pytest.approx(
+        1.5, abs=0.08
+    )
+    assert held_out.c == 0.0 and held_out.labels == 1
 
 
 def test_margin_map_is_the_prior_without_labels_and_monotone():
     prior = MarginMap.fit([])
-    assert (prior.a, prior.b, prior.labels) == (*PRIOR, 0)
+    assert (prior.a, prior.b, prior.c, prior.labels) == (*PRIOR, 0)
     assert prior(np.array([0.0]))[0] == pytest.approx(1 / (1 + np.exp(-PRIOR[0])))
     assert prior(np.array([np.inf]))[0] == pytest.approx(1.0)
     lo, hi = prior.interval(np.array([1.0, 2.0]))
@@ -113,3 +120,27 @@ def test_single_label_tokens_do_not_drive_the_map():
     assert fitted.a == pytest.approx(0.5, abs=0.4) and fitted.b == pytest.approx(1.0, abs=0.5)
     assert fitted.tokens == 600 and fitted.labels == 35
     assert 0.6 < float(np.mean(fitted(delta.ravel()))) < 0.85
+
+
+def test_margin_map_extrapolates_to_the_current_model():
+    """Entry j of the record was predicted by a model that had learned j + 1 labels, and each
+    later model is right more often at the same margin (true c = 1.5 on log1p of the labels).
+    The fit recovers the age coefficient and maps the current model's tokens (n = 41 labels) to
+    their accuracy, where a map without the age term, which averages over weaker models, is low."""
+    rng = np.random.default_rng(7)
+    a, b, c, n = 0.5, 2.0, 1.5, 41
+
+    def truth(delta, m):
+        return 1 / (1 + np.exp(-(a + b * np.log1p(delta) + c * (np.log1p(m) - np.log1p(n)))))
+
+    record = []
+    for j in range(n - 1):
+        delta = rng.exponential(0.5, 400)
+        record.append((delta, rng.random(400) < truth(delta, j + 1)))
+    fitted = MarginMap.fit(record)
+    assert fitted.c == pytest.approx(c, abs=0.3) and fitted.a == pytest.approx(a, abs=0.25)
+    fresh = rng.exponential(0.5, 20_000)
+    expected = float(np.mean(truth(fresh, n)))
+    assert float(np.mean(fitted(fresh))) == pytest.approx(expected, abs=0.02)
+    static = MarginMap.fit(record, aged=False)  # no age term: as if one model made the record
+    assert static.c == 0.0 and float(np.mean(static(fresh))) < expected - 0.04

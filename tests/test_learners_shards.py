@@ -234,3 +234,28 @@ def test_a_dask_cluster_gives_the_serial_model() -> None:
                                   dashboard_address=None) as cluster:  # fmt: skip
         on_dask = fit_shards(make("arow"), data, 2, 1, shards=2, cluster=cluster.scheduler_address)
     assert_same_model(serial, on_dask)
+
+
+def test_shards_learn_word_clusters_once_and_keep_document_features(tmp_path, monkeypatch) -> None:
+    """With ``clusters`` and ``documents`` on, every shard encodes with the clusters learned
+    from all the text and with document features: the merged index holds both kinds, the
+    model keeps the clusters, and it predicts as its saved copy does."""
+    from cwal.features import clusters as C
+
+    monkeypatch.setenv("CWAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(C, "MIN_TOKENS", 500)
+    rng = np.random.default_rng(2)
+    names, words = [f"Name{i}" for i in range(20)], [f"word{i}" for i in range(40)]
+    train = []
+    for i in range(150):  # 40 common words and 20 names, each name tagged X
+        toks = [*rng.choice(words, 3), str(rng.choice(names)), *rng.choice(words, 2)]
+        tags = ["O"] * 3 + ["B-X"] + ["O"] * 2
+        train.append(Sentence(toks, tags, {}, {"document": i // 10}))
+    model = make("cw", clusters=True, documents=True)
+    fit_shards(model, train, epochs=2, seed=0, shards=2, workers=1)
+    strings = model.features_.strings
+    assert model.features_.clusters is not None and model.features_.documents
+    assert any(s.startswith("c") and "[" in s for s in strings)
+    assert any(s.startswith("dcase=") for s in strings)
+    back = SequenceLearner.from_bytes(model.to_bytes())
+    assert back.features_.clusters is not None and back.predict(train) == model.predict(train)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 import streamlit as st
 from sqlalchemy.engine import Engine
 
+from cwal.supervisor import SUPERVISOR
 from db import database_url
 from db import repository as repo
 from ui import state
@@ -87,7 +88,7 @@ def _loop(engine: Engine, stop: threading.Event) -> None:
 @st.cache_resource(show_spinner=False)
 def _started(url: str, _engine: Engine) -> threading.Event:
     stop = threading.Event()
-    threading.Thread(target=_loop, args=(_engine, stop), name="cwal-presence", daemon=True).start()
+    SUPERVISOR.start("cwal-presence", _loop, _engine, stop, stop=stop.set)
     return stop
 
 

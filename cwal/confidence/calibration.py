@@ -76,20 +76,28 @@ class CalibrationMap:
         return cls(tuple(map(float, xs)), tuple(map(float, ys)), int(data.get("tokens", 0)))
 
 
-PRIOR = (-0.59, 20.3)
-"""Prior mean of ``(a, b)`` in ``p = sigmoid(a + b log1p(Delta))``: the map of the first 50
-labels' prequential records of other corpora pooled (training files only; AROW, the app's
-defaults, tag set given up front), from
-``python bench/early_calibration.py --fit-prior --seeds 2 --max-labels 50 --pool 1000``:
-demo (-0.79, 26.3) (-0.74, 25.9), ned.train (-1.11, 25.1) (-0.77, 24.7), CoNLL-2000 train NP
-(-0.42, 16.2) (-0.10, 14.5), pooled (-0.585, 20.294). A tie (Delta = 0) is right 36% of the
-time, a margin of 0.1 (a few votes' worth) 87%."""
-PRIOR_SD = (0.5, 5.0)
-"""Prior sd of ``a`` and ``b``: about the spread of the six fits above, so a new project starts
+PRIOR = (-0.59, 20.3, 0.4)
+"""Prior mean of ``(a, b, c)`` in ``p = sigmoid(a + b log1p(Delta) + c (log1p(m) - log1p(n)))``
+(``m`` the labels the predicting model had learned, ``n`` the current model's). ``(a, b)``: the
+map of the first 50 labels' prequential records of other corpora pooled (training files only;
+AROW, the app's defaults, tag set given up front): demo (-0.79, 26.3) (-0.74, 25.9), ned.train
+(-1.11, 25.1) (-0.77, 24.7), CoNLL-2000 train NP (-0.42, 16.2) (-0.10, 14.5), pooled (-0.585,
+20.294): a tie (Delta = 0) is right 36% of the time, a margin of 0.1 (a few votes' worth) 87%.
+``c``: each record of ned.train and CoNLL-2000 NP fitted alone under a vague prior
+(``bench/early_calibration.py --fit-prior``) gives c 0.86 (median; sd 0.76) after 10 labels and
+0.41 (sd 0.47) after 20: a model that has learned twice as many labels is right more often at the
+same margin, by about e^(0.4 log 2) = 1.3 in the odds."""
+PRIOR_SD = (0.5, 5.0, 1.0)
+"""Prior sd of ``a``, ``b`` and ``c``: about the spread of the fits above, so a new project starts
 from what other corpora's first labels showed and its own record takes over as it grows (a few
 hundred informative tokens outweigh it). The former weak prior (mean (0, 2), sd 10) left the
 first labels' map to a handful of sentences: on esp, whose first served sentences are mostly O,
-ECE .28 and an estimate 28 points low after 10 labels."""
+ECE .28 and an estimate 28 points low after 10 labels. Checked on 14 replays of demo, ned.train
+and CoNLL-2000 NP (worst replay's token ECE on 600 pool sentences after 10 / 20 / 50 / 200 / 500
+labels): .128 / .064 / .035 / .017 / .010 without the age term, .093 / .039 / .043 / .014 / .006
+with it (c sd 0.5 to 3: within .01 of these; weighting recent entries more on top of it: no
+better). After 50 labels the first consolidation (5 epochs) doubles the model's margins, which no
+record entry has seen yet: both maps are too confident there by 3-4 points."""
 
 
 UNBOUNDED = 1e6
@@ -105,62 +113,91 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
+def _map_fit(X: np.ndarray, y: np.ndarray, mean: np.ndarray, sd: np.ndarray, iterations: int):
+    """Posterior mode and Laplace covariance of a logistic regression of ``y`` on ``X`` under
+    independent Gaussian priors (damped Newton: never a worse posterior)."""
+    precision = np.diag(1.0 / np.square(sd))
+
+    def objective(w: np.ndarray) -> float:
+        z = X @ w
+        loglik = np.sum(y * z - np.logaddexp(0.0, z))
+        return float(loglik - 0.5 * (w - mean) @ precision @ (w - mean))
+
+    w = mean.copy()
+    for _ in range(iterations):
+        p = _sigmoid(X @ w)
+        grad = X.T @ (y - p) - precision @ (w - mean)
+        H = (X * (p * (1 - p))[:, None]).T @ X + precision
+        step = np.linalg.solve(H, grad)
+        here = objective(w)
+        while objective(w + step) < here and np.max(np.abs(step)) > 1e-12:
+            step = step / 2
+        w = w + step
+        if np.max(np.abs(step)) < 1e-9:
+            break
+    p = _sigmoid(X @ w)
+    return w, np.linalg.inv((X * (p * (1 - p))[:, None]).T @ X + precision)
+
+
 @dataclass(frozen=True)
 class MarginMap:
     """The calibrated confidence of a token from its Delta margin: ``sigmoid(a + b log1p(Delta))``
-    with ``(a, b)`` the posterior mode (MAP) under a Gaussian prior learned on other corpora
-    (:data:`PRIOR`, :data:`PRIOR_SD`), fitted on the whole
-    prequential record (each sentence scored by the model just before it learned the label). With no labels
-    it is the prior; ``cov`` is the Laplace posterior covariance (for intervals); ``labels`` and
-    ``tokens`` say what it rests on. Deterministic (no draws), monotone in Delta (b > 0)."""
+    for the current model, fitted on the prequential record (each sentence scored by the model
+    just before it learned the label, oldest first).
+
+    The first labels teach the model fast, so the record's old entries come from much weaker
+    models than the one whose tokens are shaded: a margin that meant a coin flip after 3 labels
+    means a likely right tag after 10. The fit therefore has a model-age term,
+    ``sigmoid(a + b log1p(Delta) + c (log1p(m) - log1p(n)))`` with ``m`` the labels the predicting
+    model had learned (the entry's position in the record) and ``n`` the current model's, and
+    keeps the current model's map (``m = n``): ``(a, b)``. The coefficients are the posterior
+    mode (MAP) under Gaussian priors learned on other corpora (:data:`PRIOR`, :data:`PRIOR_SD`).
+    With no labels it is the prior; ``cov`` is the Laplace posterior covariance of ``(a, b)``
+    (for intervals); ``labels`` and ``tokens`` say what it rests on; ``c`` is the fitted age
+    coefficient. Deterministic (no draws), monotone in Delta (b > 0)."""
 
     a: float = PRIOR[0]
     b: float = PRIOR[1]
     cov: tuple[float, float, float] = (PRIOR_SD[0] ** 2, 0.0, PRIOR_SD[1] ** 2)  # a, ab, b
     labels: int = 0
     tokens: int = 0
+    c: float = PRIOR[2]
 
     @classmethod
     def fit(
-        cls, record: Sequence[tuple[Sequence[float], Sequence[bool]]], *, iterations: int = 25
+        cls,
+        record: Sequence[tuple[Sequence[float], Sequence[bool]]],
+        *,
+        iterations: int = 30,
+        prior: Sequence[float] = PRIOR,
+        prior_sd: Sequence[float] = PRIOR_SD,
+        aged: bool = True,
     ) -> MarginMap:
         """MAP fit on ``record``: per labeled sentence, oldest first, its tokens' Delta and
-        whether the prediction was right."""
-        items = [(np.asarray(k, float), np.asarray(c, float)) for k, c in record if len(k)]
-        labels = len(items)
+        whether the prediction was right. Entry ``j`` (from 0) was predicted by a model that had
+        learned ``j + 1`` labels (the first label meets an untrained model, which logs no
+        margins); the current model has learned ``len(record) + 1``. ``aged=False``: every
+        entry was predicted by the model the map is for (held-out sentences scored by one
+        model), so there is no age term (``c`` is 0)."""
+        labels = len(record)
+        items = [(np.asarray(k, float), np.asarray(c, float), j + 1)
+                 for j, (k, c) in enumerate(record) if len(k)]  # fmt: skip
         if not items:
-            return cls(labels=labels)
-        keys = np.concatenate([k for k, _ in items])
-        y = np.concatenate([c for _, c in items])
+            return cls(prior[0], prior[1], (prior_sd[0] ** 2, 0.0, prior_sd[1] ** 2), labels,
+                       0, prior[2])  # fmt: skip
+        keys = np.concatenate([k for k, _, _ in items])
+        y = np.concatenate([c for _, c, _ in items])
+        age = np.concatenate([np.full(len(k), np.log1p(m)) for k, _, m in items])
+        age = age - np.log1p(labels + 1) if aged else np.zeros_like(age)  # 0: the current model
         # a token with one possible label (infinite Delta: a model that has seen only O) says
         # nothing about how margins turn into accuracy; the map gives it 1.0 anyway
         informative = np.isfinite(keys) & (keys < UNBOUNDED)
-        x, y = _features(keys[informative]), y[informative]
-        X = np.column_stack([np.ones_like(x), x])
-        mean = np.array(PRIOR)
-        precision = np.diag(1.0 / np.square(PRIOR_SD))
-
-        def objective(w: np.ndarray) -> float:
-            z = X @ w
-            loglik = np.sum(y * z - np.logaddexp(0.0, z))
-            return float(loglik - 0.5 * (w - mean) @ precision @ (w - mean))
-
-        w = mean.copy()
-        for _ in range(iterations):
-            p = _sigmoid(X @ w)
-            grad = X.T @ (y - p) - precision @ (w - mean)
-            H = (X * (p * (1 - p))[:, None]).T @ X + precision
-            step = np.linalg.solve(H, grad)
-            here = objective(w)
-            while objective(w + step) < here and np.max(np.abs(step)) > 1e-12:
-                step = step / 2  # damped Newton: never a worse posterior
-            w = w + step
-            if np.max(np.abs(step)) < 1e-9:
-                break
-        p = _sigmoid(X @ w)
-        cov = np.linalg.inv((X * (p * (1 - p))[:, None]).T @ X + precision)
+        x, y, age = _features(keys[informative]), y[informative], age[informative]
+        X = np.column_stack([np.ones_like(x), x, age])
+        w, cov = _map_fit(X, y, np.asarray(prior, float), np.asarray(prior_sd, float), iterations)
         b = max(float(w[1]), 1e-3)  # monotone: a larger margin is never less likely right
-        return cls(float(w[0]), b, (cov[0, 0], cov[0, 1], cov[1, 1]), labels, int(y.size))
+        return cls(float(w[0]), b, (cov[0, 0], cov[0, 1], cov[1, 1]), labels, int(y.size),
+                   float(w[2]) if aged else 0.0)  # fmt: skip
 
     def __call__(self, delta: np.ndarray) -> np.ndarray:
         return _sigmoid(self.a + self.b * _features(delta))

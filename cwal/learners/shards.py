@@ -36,6 +36,9 @@ Feature ids must agree across shards. Feature extraction is the costliest step o
 runs in the workers too: each encodes its shard under a private index, the parent merges the
 indexes (summing the counts for ``min_count`` pruning, exactly as a single ``fit`` would prune),
 and each worker maps its ids into the merged index before training, so all weight rows align.
+Word clusters (the ``clusters`` parameter) are learned once in the parent from all the text and
+sent to the workers; document features (``documents``) see the sentences of a document that fell
+into the same shard (each shard keeps the corpus order).
 Workers are joblib's loky processes on one machine (``workers`` of them, kept for later fits; each
 loads the compiled kernels once, ``_shard_server``) or the workers of a Dask cluster when
 ``cluster`` names its scheduler; ``workers=1`` trains the shards one after another in this
@@ -64,6 +67,7 @@ import numpy as np
 import pandas as pd
 
 from cwal.features import Encoded, FeatureIndex
+from cwal.features.clusters import WordClusters
 from cwal.io.sentence import Sentence
 from cwal.learners.base import Progress, SequenceLearner
 from cwal.measures import chunk_f1
@@ -169,10 +173,13 @@ def _combine_into(
 
 # ----- workers (module level: the pool imports them by name) ------------------------------------
 def _encode_part(
-    template: str, sentences: list[Sentence]
+    template: str,
+    sentences: list[Sentence],
+    clusters: WordClusters | None = None,
+    documents: bool = False,
 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Encode one shard under a private, growing index: (strings, counts, ids, tok, sent)."""
-    index = FeatureIndex(template)
+    index = FeatureIndex(template, clusters=clusters, documents=documents)
     enc = index.encode(sentences, grow=True)
     counts = np.bincount(enc.feat_ids, minlength=len(index))
     return index.strings, counts, enc.feat_ids, enc.tok_offsets, enc.sent_offsets
@@ -195,7 +202,9 @@ def _train_part(
     model = SequenceLearner.from_bytes(state, f"shard {part}")
     if added:
         index = model.features_
-        model.features_ = FeatureIndex(index.template, [*index.strings, *added])
+        model.features_ = FeatureIndex(
+            index.template, [*index.strings, *added], index.clusters, index.documents
+        )
     model.features_.frozen = frozen
     model._grow(model.n_features_, exact=True)
     enc = Encoded(*_remap(*encoded))
@@ -286,7 +295,7 @@ def _merge_index(
         maps = [new_id[m] for m in maps]
         strings = [s for s, k in zip(strings, keep.tolist(), strict=True) if k]
         frozen = True
-    merged = FeatureIndex(index.template, strings)
+    merged = FeatureIndex(index.template, strings, index.clusters, index.documents)
     merged.frozen = frozen
     return merged, strings[len(old) :], maps
 
@@ -339,11 +348,13 @@ def fit_shards(
     order = np.random.default_rng(seed).permutation(len(data))
     split = [np.sort(p) for p in np.array_split(order, P)]
     fresh = not model.features_.frozen and not model.n_features_
+    model._learn_clusters(data, ())  # a fresh model with ``clusters`` on: from all the text
+    index = model.features_
     with _engine(P if workers is None else int(workers), cluster) as submit:
-        template = model.features_.template
         encoding = [
-            submit(_encode_part, template,
-                   [Sentence(data[i].tokens, None, data[i].columns) for i in p])
+            submit(_encode_part, index.template,
+                   [Sentence(data[i].tokens, None, data[i].columns, data[i].meta) for i in p],
+                   index.clusters, index.documents)
             for p in split
         ]  # fmt: skip
         internal = [model.codec_.encode(s.tags) for s in data]  # while the workers encode
