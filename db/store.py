@@ -75,6 +75,7 @@ class SqlStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._revision: dict[int, int] = {}  # labels_revision of the settings a session read
+        self._pool: dict[int, tuple[tuple[int, int, int], list[int]]] = {}  # signature, ids
 
     def settings(self, project_id: int) -> dict[str, Any]:
         """The project's settings; the store remembers their label revision, so the session
@@ -102,7 +103,16 @@ class SqlStore:
         return repo.retractions(self.engine, project_id)
 
     def pool_ids(self, project_id: int) -> list[int]:
-        return repo.sentence_ids(self.engine, project_id, "pool")
+        """Read again only when the project's sentences changed (the scorer asks before every
+        ranking; fetching every id of a big pool each time cost more than the ranking)."""
+        signature = repo.sentences_signature(self.engine, project_id)
+        cached = self._pool.get(project_id)
+        if cached is None or cached[0] != signature:
+            cached = self._pool[project_id] = (
+                signature,
+                repo.sentence_ids(self.engine, project_id, "pool"),
+            )
+        return list(cached[1])
 
     def pool_sentences(self, ids: Sequence[int]) -> list[PoolSentence]:
         found = repo.get_sentences(self.engine, ids)

@@ -118,6 +118,7 @@ from db.repository.sentences import (
     list_import_batches,
     list_sentences,
     sentence_ids,
+    sentences_signature,
     unlabeled_pool_ids,
 )
 from db.repository.sessions import SESSION_DAYS, create_session, revoke_session, session_user
@@ -272,6 +273,7 @@ __all__ = [
     "retractions",
     "save_checkpoint",
     "sentence_ids",
+    "sentences_signature",
     "set_member",
     "set_password",
     "set_role",
