@@ -9,21 +9,31 @@ from cwal.live.session import ProjectSession
 from cwal.supervisor import SUPERVISOR
 
 _sessions: dict[tuple[Hashable, int], tuple[int, ProjectSession]] = {}
-_lock = threading.Lock()
+_building: dict[tuple[Hashable, int], threading.Lock] = {}  # one build at a time per project
+_lock = threading.Lock()  # guards the two dicts only: a build never holds it
 
 
 def get_session(
     key: Hashable, project_id: int, factory: Callable[[], ProjectSession], revision: int = 0
 ) -> ProjectSession:
     """The process's session for ``(key, project_id)`` (``key`` names the database), built by
-    ``factory()`` the first time. Concurrent callers get the same session. A session built for
-    another ``revision`` (the project's label types changed since) is closed and replaced."""
+    ``factory()`` the first time. Concurrent callers get the same session; building one
+    project's session never holds up another project's callers. A session built for another
+    ``revision`` (the project's label types changed since) is closed and replaced."""
+    name = (key, project_id)
     with _lock:
-        found = _sessions.get((key, project_id))
+        found = _sessions.get(name)
         if found is not None and found[0] == revision:
             return found[1]
+        building = _building.setdefault(name, threading.Lock())
+    with building:
+        with _lock:
+            found = _sessions.get(name)
+            if found is not None and found[0] == revision:
+                return found[1]  # built by the caller this one waited for
         session = factory()
-        _sessions[(key, project_id)] = (revision, session)
+        with _lock:
+            _sessions[name] = (revision, session)
     if found is not None:
         found[1].close()
     return session
