@@ -229,14 +229,16 @@ class ProjectSession:
 
     def next(self, annotator_id: int, n: int = 1) -> list[Suggestion]:
         """Lease up to ``n`` sentences to the annotator, best first by the project's strategy,
-        from the newest ranking (at most ``max_staleness`` updates behind the live model, which
-        holds the annotator's own labels: applied here if the learner has not yet)."""
+        from the newest ranking: at most ``max_staleness`` updates behind the live model, which
+        may not hold yet the labels the learner is applying (committed in the last moments;
+        the first label of a cold project is applied here)."""
         self.learner.wake()  # rows other processes stored: applied in the background
+        version, cold = self._seen  # as of the last catch-up (no wait for the model's lock)
         with self._book:
             behind = self.live.watermark < self._last_label.get(annotator_id, 0)
-        if behind:
+        if cold and behind:  # their first label switches to the strategy: apply it here
             self.sync()
-        version, cold = self._seen  # as of the last catch-up (no wait for the model's lock)
+            version, cold = self._seen
         scored = self.queue.get(version - self.config.max_staleness)
         if scored.cold and not cold:  # the first label switches to the project's strategy
             scored = self.queue.get(version)

@@ -40,6 +40,7 @@ _U = bindparam("user_id", type_=Integer)
 _NOW = bindparam("now", type_=UTCDateTime())
 _EXPIRES = bindparam("expires", type_=UTCDateTime())
 _MAX_RACES = 50
+_WINDOW = 64
 
 
 def _id_list(dialect: str, name: str):
@@ -120,11 +121,12 @@ def lease_ranked(
     conn.execute(drop, params)
     taken: list[int] = []
     lost: set[int] = set()
+    window = _WINDOW + 4 * n  # the top of the ranking first: the pick's cost grows with its length
     for _ in range(_MAX_RACES):
         rest = [i for i in ranked if i not in lost and i not in taken]
-        # own leases (the ones taken so far included) come first: ask for n rows
-        picks = list(conn.execute(pick, {**params, "ranked": rest, "n": n}).scalars())
-        picks = [i for i in picks if i not in taken]
+        picks = _pick_free(conn, pick, params, rest[:window], n, taken)
+        if len(picks) < n - len(taken) and len(rest) > window:
+            picks = _pick_free(conn, pick, params, rest, n, taken)
         if not picks:
             break
         got = set(conn.execute(take, {**params, "picked": picks}).scalars())
@@ -133,3 +135,10 @@ def lease_ranked(
         if len(taken) >= n or len(got) == len(picks):
             break
     return taken
+
+
+def _pick_free(conn: Connection, pick, params: dict, ranked: list[int], n: int, taken: list[int]):
+    """The free picks among the user's own leases and ``ranked`` not taken yet (own leases, the
+    ones taken so far included, come first: ``n`` rows are asked for)."""
+    rows = conn.execute(pick, {**params, "ranked": ranked, "n": n}).scalars()
+    return [i for i in rows if i not in taken]
