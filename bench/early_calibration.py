@@ -9,7 +9,8 @@ of the unlabeled pool, the confidence annotators see (each token's Delta through
 calibration map): token ECE (15 equal-mass bins) overall and over entity tokens (gold or predicted
 not O), Brier, mean confidence and accuracy; the dashboard's pool estimate (``analysis.pool_view``,
 as the page computes it) minus the accuracy measured on the same sentences; ECE and mean
-confidence minus accuracy of the alternative map fitted on the newer half of the record only;
+confidence minus accuracy of the map without its model-age term (the map before it, fitted as if
+every entry came from the current model);
 how many of the top 10 of the live ranking two draw seeds share (KD-PC, ``Strategy.rank``, on the
 queue's candidates); and the seconds the live queue took to rank its 1,000 candidates. Each seed
 shuffles the pool. ``--fit-prior`` instead prints the map fitted on the first ``--max-labels``
@@ -58,7 +59,7 @@ from db.repository import (  # noqa: E402
     create_project,
     list_sentences,
 )
-from db.store import SqlStore  # noqa: E402
+from db.store import close_session, live_session  # noqa: E402
 
 DATA = Path(os.environ.get("CWAL_DATA_DIR", ROOT.parent / "shared" / "data"))
 DEMO = ROOT / "demo"
@@ -149,11 +150,11 @@ def measure(live: ProjectSession, engine, pid: int, gold: dict, seed: int) -> di
         ranking = strategy.rank(live.model, cand_sents, 7919 * draw + seed)
         tops.append({scored.candidates[i] for i in ranking.order[:10]})
     record = live.store.calibration_keys(pid)
-    newer = MarginMap.fit(record[len(record) // 2 :])(delta)  # the alternative fit
+    static = MarginMap.fit(record, aged=False)(delta)  # the map without its age term
     return {
         "ece": ece_equal_mass(conf, ok),
-        "ece_newer_half": ece_equal_mass(newer, ok),
-        "gap_newer_half": float(newer.mean() - ok.mean()),
+        "ece_no_age": ece_equal_mass(static, ok),
+        "gap_no_age": float(static.mean() - ok.mean()),
         "ece_entity": ece_equal_mass(conf[entity], ok[entity]),
         "brier": brier_score(conf, ok),
         "confidence": float(conf.mean()),
@@ -176,7 +177,7 @@ def run(name: str, seed: int, args, folder: Path, record: list | None = None) ->
     pid = create_project(engine, f"{name}-{seed}", settings)
     import_file(engine, pid, path)
     gold_by_id = {s.id: gold[tuple(s.tokens)] for s in list_sentences(engine, pid)}
-    live = ProjectSession(SqlStore(engine), pid)
+    live = live_session(engine, pid)  # the session the dashboard's pool view reads too
     rows, done, start = [], 0, time.perf_counter()
     try:
         stages = [s for s in STAGES if s <= min(args.max_labels, len(gold_by_id) - 20)]
@@ -195,7 +196,7 @@ def run(name: str, seed: int, args, folder: Path, record: list | None = None) ->
             rows.append(row)
             print(format_table([row]).splitlines()[-1], flush=True)
     finally:
-        live.close()
+        close_session(engine, pid)
         engine.dispose()
     return rows
 
@@ -268,7 +269,7 @@ def main() -> None:
             for seed in range(args.seeds):
                 rows += run(name, seed, args, Path(tmp))
     cols = ["corpus", "seed", "labels", "ece", "ece_entity", "brier", "confidence", "accuracy",
-            "gap", "ece_newer_half", "gap_newer_half", "top10", "s", "rank_s", "map_labels", "minutes"]  # fmt: skip
+            "gap", "ece_no_age", "gap_no_age", "top10", "s", "rank_s", "map_labels", "minutes"]  # fmt: skip
     tables = {
         "Per seed and stage (confidence = Delta through the session's calibration map)":
             format_table(rows, cols),

@@ -168,6 +168,7 @@ def latency_cell(kind, n_ann, corpus, args, folder, fixed: bool = True) -> dict:
     for name in ("submit", "next"):
         row[f"{name}_p50_ms"] = pct(out[name], 50)
         row[f"{name}_p95_ms"] = pct(out[name], 95)
+    row["age_p95"] = pct(out["age"], 95)
     row["age_max"] = int(max(out["age"]))
     row["consolidations"] = len(session.consolidations)
     row.update(breakdown(out, probe))
@@ -363,7 +364,7 @@ def main(argv: list[str] | None = None) -> None:
             colds.append(cold_cell(Database(kind, folder, args.pg_url), corpus, SETTINGS, folder))
             print(json.dumps(colds[-1]), file=sys.stderr)
     cols = ["database", "annotators", "n", "submit_p50_ms", "submit_p95_ms", "next_p50_ms",
-            "next_p95_ms", "age_max", "consolidations"]  # fmt: skip
+            "next_p95_ms", "age_p95", "age_max", "consolidations"]  # fmt: skip
     table(rows, cols)
     for name in ("submit", "next"):
         table(rows, ["database", "annotators"] + [f"{name}_{c}" for c in PHASES])

@@ -10,13 +10,10 @@ from cwal.simulate import DEFAULT_SEEDS, MODES, band, recommend, strategies_for,
 from cwal.simulate.intervals import display_costs, word_costs
 from cwal.simulate.summary import X_AXES, display_table
 from db import simulations as sims
-from ui import auth, charts, forms, state
+from ui import auth, charts, forms, state, tables
 from ui.safe import md
 
 MODE_NAMES = {"online": "learns online", "retrain": "retrains at each evaluation"}
-PERCENT_COLUMNS = {  # display_table gives these in percent points
-    c: st.column_config.NumberColumn(format="%.1f%%") for c in ("final F1", "AUC (mean F1)")
-}
 
 lead, project = auth.require_project_lead()
 st.title("Compare strategies")
@@ -91,7 +88,7 @@ def live() -> None:
     full = table["full_f1"].mean()
     ref = f"; the learner trained on the whole pool: F1 {100 * full:.1f}%" if pd.notna(full) else ""
     st.caption(f"Lines: mean over seeds, bands: seed range; {MODE_NAMES[exp.config.mode]}{ref}.")
-    st.dataframe(display_table(table), column_config=PERCENT_COLUMNS)
+    tables.show(display_table(table))
     st.dataframe(display_costs(word_costs(curves)))  # x Random's words, seed-bootstrap intervals
     if exp.status != "done":
         st.caption("Partial results: the pick comes when every run is finished.")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.isotonic import IsotonicRegression
 
-from cwal.confidence.calibration import PRIOR, PRIOR_SD, CalibrationMap, MarginMap, isotonic
+from cwal.confidence.calibration import PRIOR, CalibrationMap, MarginMap, isotonic
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -85,6 +85,13 @@ def test_margin_map_recovers_the_logistic_it_was_drawn_from():
     lo, hi = fitted.interval(record[0][0])
     truth = float(np.mean(1 / (1 + np.exp(-(-1.0 + 1.5 * np.log1p(record[0][0]))))))
     assert lo < truth < hi and hi - lo < 0.02
+    # one model scored every token (a dev split): one entry, no age term, the same map
+    pooled = [(np.concatenate([d for d, _ in record]), np.concatenate([c for _, c in record]))]
+    held_out = MarginMap.fit(pooled, aged=False)
+    assert held_out.a == pytest.approx(-1.0, abs=0.08) and held_out.b == pytest.approx(
+        1.5, abs=0.08
+    )
+    assert held_out.c == 0.0 and held_out.labels == 1
 
 
 def test_margin_map_is_the_prior_without_labels_and_monotone():
@@ -135,5 +142,5 @@ def test_margin_map_extrapolates_to_the_current_model():
     fresh = rng.exponential(0.5, 20_000)
     expected = float(np.mean(truth(fresh, n)))
     assert float(np.mean(fitted(fresh))) == pytest.approx(expected, abs=0.02)
-    static = MarginMap.fit(record, prior_sd=(*PRIOR_SD[:2], 1e-9))  # no age term
-    assert static.c == pytest.approx(PRIOR[2]) and float(np.mean(static(fresh))) < expected - 0.04
+    static = MarginMap.fit(record, aged=False)  # no age term: as if one model made the record
+    assert static.c == 0.0 and float(np.mean(static(fresh))) < expected - 0.04

@@ -91,10 +91,12 @@ def test_a_lead_runs_a_comparison_and_adopts_a_strategy(store) -> None:
     (chart,) = at.get("vega_lite_chart")
     assert '"area"' in chart.proto.spec and '"line"' in chart.proto.spec
     table = at.dataframe[0].value
-    assert set(table.index) == {"kd-fixed", "random"}
+    assert set(table["strategy"]) == {"kd-fixed", "random"}
+    assert table["final_f1"].between(0, 1).all()  # a fraction, shown in percent
     shown = json.loads(at.dataframe[0].proto.columns)  # F1 read as percent, not a bare 100
-    assert shown["final F1"]["type_config"]["format"] == "%.1f%%"
-    assert shown["AUC (mean F1)"]["type_config"]["format"] == "%.1f%%"
+    for field, label in (("final_f1", "Final F1"), ("auc", "AUC (mean F1)")):
+        assert shown[field]["label"] == label
+        assert shown[field]["type_config"]["format"] == "percent"
     costs = at.dataframe[1].value  # words relative to Random's, with seed-bootstrap intervals
     assert set(costs.index) == {"kd-fixed", "random"}
     assert (costs["words per sentence picked"] > 0).all()

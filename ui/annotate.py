@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import MutableMapping
 from datetime import datetime
 from typing import Any
@@ -58,7 +59,9 @@ class Annotator:
         self.s = store.setdefault(
             f"cw_annotate_{project.id}_{user.id}", {"queue": [], "rev": 0, "message": ""}
         )
-        self.renamed_since = self._follow_label_changes()
+        self.lock = self.s.setdefault("lock", threading.RLock())
+        with self.lock:
+            self.renamed_since = self._follow_label_changes()
 
     def _follow_label_changes(self) -> datetime | None:
         """After a lead renamed, merged or deleted types, the sentences on screen and queued show
@@ -117,6 +120,10 @@ class Annotator:
 
     def _fill(self) -> list[dict[str, Any]]:
         """The queue topped up to ``AHEAD`` leased sentences, keeping the order already shown."""
+        with self.lock:
+            return self._top_up()
+
+    def _top_up(self) -> list[dict[str, Any]]:
         queue = self.s["queue"]
         if not self.member:
             queue.clear()
@@ -142,6 +149,10 @@ class Annotator:
 
     def payload(self) -> dict[str, Any]:
         """What the editor shows now, and the sentences it shows after the next Enters."""
+        with self.lock:
+            return self._payload()
+
+    def _payload(self) -> dict[str, Any]:
         queue = self._fill()
         views = [
             editor.sentence(
@@ -171,6 +182,10 @@ class Annotator:
         """Carry out one editor action: ``submit``, ``skip`` or ``undo``."""
         if not isinstance(action, dict):
             return
+        with self.lock:
+            self._handle(action)
+
+    def _handle(self, action: dict[str, Any]) -> None:
         self.s["rev"] += 1
         self.s["message"] = ""
         kind = action.get("kind")
@@ -184,8 +199,14 @@ class Annotator:
                 return
             queue = self.s["queue"]
             cur = queue[0] if queue else None
-            if cur is None or action.get("sid") != cur["sid"]:
-                return  # a second Enter on a sentence already answered
+            if cur is None or action.get("sid") != cur["sid"]:  # a stale tab, a second Enter
+                sid = action.get("sid")
+                if kind in ("submit", "skip") and isinstance(sid, int):
+                    self.s["message"] = (
+                        f"Not saved: sentence #{sid} was already answered (or given back); "
+                        "the sentence to label now is on screen."
+                    )
+                return
             if kind == "submit":
                 spans = self._carry_spans(action.get("spans"))
                 tags = editor.spans_to_tags(spans, len(cur["tokens"]), self.scheme, self.types)

@@ -28,6 +28,7 @@ from typing import Any
 import streamlit as st
 
 from cwal.live import LiveConfig, ProjectSession, Suggestion
+from cwal.supervisor import SUPERVISOR
 from db import open_database
 from db import repository as repo
 from db.store import SqlStore
@@ -71,31 +72,38 @@ def warm_kernels() -> float:
     return time.perf_counter() - t0
 
 
-def compile_apart(timeout_s: float = 1800.0) -> float:
+def compile_apart(timeout_s: float = 1800.0, stop: threading.Event | None = None) -> float:
     """Run :func:`warm_kernels` in a child process at a lower CPU priority: numba compiles into
     its on-disk cache there, without holding this server's GIL (a compile in a thread of the
-    server made every request wait seconds); the seconds it took."""
+    server made every request wait seconds); the seconds it took. ``stop`` set: the child is
+    killed (``subprocess.SubprocessError``)."""
     t0 = time.perf_counter()
     code = f"import os; os.nice({NICE}); from ui.prepare import warm_kernels; warm_kernels()"
-    subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        check=True,
-        timeout=timeout_s,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    args = [sys.executable, "-c", code]
+    with tempfile.TemporaryFile() as err:  # a file, not a pipe: the child never blocks on it
+        child = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
+        while child.poll() is None:
+            if (stop is not None and stop.is_set()) or time.perf_counter() - t0 > timeout_s:
+                child.kill()
+                child.wait()
+                raise subprocess.SubprocessError("compiling apart was stopped or timed out")
+            time.sleep(0.1)
+        err.seek(0)
+        if child.returncode:
+            raise subprocess.CalledProcessError(child.returncode, args, stderr=err.read())
     return time.perf_counter() - t0
 
 
-def _run() -> None:
+def _run(stop: threading.Event) -> None:
     try:
-        apart = compile_apart()
+        apart = compile_apart(stop=stop)
         log.info("the model's kernels are compiled into numba's cache (%.1f s)", apart)
     except (OSError, subprocess.SubprocessError) as exc:
         why = getattr(exc, "stderr", None) or b""
         log.warning("compiling apart failed (%s %s): the server compiles them", exc, why[-2000:])
     try:
+        if stop.is_set():  # the server stops: nothing left to prepare for
+            return
         took = warm_kernels()
         log.info("the model's kernels are ready (%.1f s)", took)
     except Exception:
@@ -106,9 +114,8 @@ def _run() -> None:
 
 @st.cache_resource(show_spinner=False)
 def _started() -> threading.Thread:
-    thread = threading.Thread(target=_run, name="cwal-kernels", daemon=True)
-    thread.start()
-    return thread
+    stop = threading.Event()
+    return SUPERVISOR.start("cwal-kernels", _run, stop, stop=stop.set)
 
 
 def start() -> threading.Thread:

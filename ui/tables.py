@@ -24,10 +24,15 @@ NAMES = {
     "created_at": "Created",
     "user_id": "User",
     "n_tokens": "Tokens",
+    "final_f1": "Final F1",
+    "final_words": "Labeled words",
+    "words_to_target": "Words to 95% of full-data F1",
+    "words_to_random": "Words to Random's final F1",
+    "auc": "AUC (mean F1)",
 }
 PERCENT = frozenset(
     {"accuracy", "mean_confidence", "confidence", "f1", "precision", "recall", "share",
-     "token_share", "p_given", "final_f1", "agreement"}
+     "token_share", "p_given", "final_f1", "auc", "agreement"}
 )  # fmt: skip
 
 

@@ -17,9 +17,9 @@ import time
 from contextlib import AbstractContextManager
 
 import streamlit as st
-from sqlalchemy import Engine
 
-from db import database_url
+from cwal.supervisor import SUPERVISOR
+from db import Database, database_url
 from db.repository.views import FOREGROUND, WARMING
 from ui import state
 
@@ -32,10 +32,9 @@ def page_run() -> AbstractContextManager[None]:
 
 
 @st.cache_resource(show_spinner=False)
-def _warm_up(url: str, _engine: Engine) -> threading.Thread:
-    thread = threading.Thread(target=warm_up, args=(_engine,), name="cwal-warm-up", daemon=True)
-    thread.start()
-    return thread
+def _warm_up(url: str, _engine: Database) -> threading.Thread:
+    stop = threading.Event()
+    return SUPERVISOR.start("cwal-warm-up", warm_up, _engine, stop, stop=stop.set)
 
 
 def start() -> threading.Thread:
@@ -44,9 +43,10 @@ def start() -> threading.Thread:
     return _warm_up(database_url(), state.engine())
 
 
-def warm_up(engine: Engine) -> dict[str, float]:
+def warm_up(engine: Database, stop: threading.Event | None = None) -> dict[str, float]:
     """Import and draw once, then compute the views of ``warm.warm_projects``; seconds per
-    step (a failure is logged: the pages then compute what they need themselves)."""
+    step (a failure is logged: the pages then compute what they need themselves). ``stop``
+    set: the views not started yet are left to the pages."""
     took: dict[str, float] = {}
     t0 = time.perf_counter()
     try:
@@ -60,7 +60,7 @@ def warm_up(engine: Engine) -> dict[str, float]:
         took["altair"] = time.perf_counter() - t0 - took["imports"]
         projects = warm.warm_projects(engine)
         with WARMING.running():  # the live session's optional idle work waits meanwhile
-            warm.warm_up(engine, projects)
+            warm.warm_up(engine, projects, stop)
         took["views"] = time.perf_counter() - t0 - took["imports"] - took["altair"]
         log.info("warm-up of projects %s done: %s", projects, took)
     except Exception:

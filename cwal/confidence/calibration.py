@@ -171,11 +171,14 @@ class MarginMap:
         iterations: int = 30,
         prior: Sequence[float] = PRIOR,
         prior_sd: Sequence[float] = PRIOR_SD,
+        aged: bool = True,
     ) -> MarginMap:
         """MAP fit on ``record``: per labeled sentence, oldest first, its tokens' Delta and
         whether the prediction was right. Entry ``j`` (from 0) was predicted by a model that had
         learned ``j + 1`` labels (the first label meets an untrained model, which logs no
-        margins); the current model has learned ``len(record) + 1``."""
+        margins); the current model has learned ``len(record) + 1``. ``aged=False``: every
+        entry was predicted by the model the map is for (held-out sentences scored by one
+        model), so there is no age term (``c`` is 0)."""
         labels = len(record)
         items = [(np.asarray(k, float), np.asarray(c, float), j + 1)
                  for j, (k, c) in enumerate(record) if len(k)]  # fmt: skip
@@ -185,7 +188,7 @@ class MarginMap:
         keys = np.concatenate([k for k, _, _ in items])
         y = np.concatenate([c for _, c, _ in items])
         age = np.concatenate([np.full(len(k), np.log1p(m)) for k, _, m in items])
-        age -= np.log1p(labels + 1)  # 0 for the current model: a and b are its map
+        age = age - np.log1p(labels + 1) if aged else np.zeros_like(age)  # 0: the current model
         # a token with one possible label (infinite Delta: a model that has seen only O) says
         # nothing about how margins turn into accuracy; the map gives it 1.0 anyway
         informative = np.isfinite(keys) & (keys < UNBOUNDED)
@@ -194,7 +197,7 @@ class MarginMap:
         w, cov = _map_fit(X, y, np.asarray(prior, float), np.asarray(prior_sd, float), iterations)
         b = max(float(w[1]), 1e-3)  # monotone: a larger margin is never less likely right
         return cls(float(w[0]), b, (cov[0, 0], cov[0, 1], cov[1, 1]), labels, int(y.size),
-                   float(w[2]))  # fmt: skip
+                   float(w[2]) if aged else 0.0)  # fmt: skip
 
     def __call__(self, delta: np.ndarray) -> np.ndarray:
         return _sigmoid(self.a + self.b * _features(delta))

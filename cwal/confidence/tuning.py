@@ -19,18 +19,23 @@ import pandas as pd
 from cwal.confidence.core import DEFAULT_K, SAMPLING, estimate
 from cwal.features import Encoded
 from cwal.io.sentence import Sentence
-from cwal.measures import average_precision, calibration_rmse, expected_calibration_error
+from cwal.measures import (
+    average_precision,
+    brier_score,
+    calibration_rmse,
+    expected_calibration_error,
+)
 
 SCALED = (*SAMPLING, "nbest-softmax")  # methods with a scale s to tune
 
-CRITERIA = ("ap", "rmse", "ece")
+CRITERIA = ("ap", "rmse", "ece", "brier")
 DEFAULT_S_GRID = tuple(np.logspace(-4, 0, 9))  # two points a decade; grown as needed
 
 
 @dataclass(frozen=True)
 class Tuned:
     """The chosen ``s`` and ``k``, the criterion value there, whether s is interior to the search,
-    and every evaluated point (``table``: s, k, ap, rmse, ece)."""
+    and every evaluated point (``table``: s, k, ap, rmse, ece, brier)."""
 
     method: str
     criterion: str
@@ -106,13 +111,15 @@ def gold_ids(model: Any, sentences: Sequence[Sentence]) -> np.ndarray:
 def evaluate_point(
     model: Any, enc: Encoded, gold: np.ndarray, method: str, **kw: Any
 ) -> dict[str, float]:
-    """AP (ranked by ``rank_key``), calibration RMSE and ECE of one estimator setting."""
+    """AP (ranked by ``rank_key``), calibration RMSE, ECE and Brier score of one estimator
+    setting."""
     conf = estimate(model, enc, method, **kw)
     ok = conf.labels == gold
     row = {"ap": average_precision(conf.rank_key(), ok)}
     if conf.absolute:
         row["rmse"] = calibration_rmse(conf.confidence, ok)
         row["ece"] = expected_calibration_error(conf.confidence, ok)
+        row["brier"] = brier_score(conf.confidence, ok)
     return row
 
 
@@ -132,8 +139,9 @@ def tune(
     ``dev`` sentences.
 
     ``criterion``: ``ap`` (higher is better, ranking by ``rank_key``), ``rmse`` (the paper's
-    calibration error, lower is better) or ``ece``. RMSE measures bins by their centres, so a tiny
-    s that puts every token at 1.0 scores well whenever accuracy is near the top bin's centre
+    calibration error, lower is better), ``ece`` or ``brier`` (the Brier score, a proper scoring
+    rule: it rewards sharpness as well as calibration). RMSE measures bins by their centres, so a
+    tiny s that puts every token at 1.0 scores well whenever accuracy is near the top bin's centre
     (0.975); ECE uses the bins' mean confidence and has no such blind spot. ``seeds`` > 1 averages
     each point over that many draw seeds (AP differences between scales are often as small as the
     spread between seeds). Other keywords (``rank``, ``correlated``, ...) go to ``estimate``.

@@ -26,6 +26,7 @@ from cwal.live.protocol import CheckpointMeta
 from cwal.live.queue import background_thread
 from cwal.live.replay import LearnerSpec, LiveModel, build, valid_base
 from cwal.measures.confidence import calibration_rmse
+from cwal.supervisor import SUPERVISOR
 
 
 class PrequentialRecord:
@@ -92,8 +93,7 @@ class Consolidator:
         self._stop = False
         self.last_error: BaseException | None = None
         self.runs = 0
-        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self.thread.start()
+        self.thread = SUPERVISOR.start(name, self._run, stop=lambda: self.stop(timeout=None))
 
     @property
     def busy(self) -> bool:

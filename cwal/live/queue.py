@@ -19,6 +19,7 @@ import numba
 import numpy as np
 
 from cwal.strategies.order import order
+from cwal.supervisor import SUPERVISOR
 
 
 @dataclass
@@ -99,8 +100,7 @@ class ScoringQueue:
         self._error: BaseException | None = None
         self._stop = False
         self._busy = False
-        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self.thread.start()
+        self.thread = SUPERVISOR.start(name, self._run, stop=lambda: self.stop(timeout=None))
 
     @property
     def current(self) -> Scored | None:

@@ -22,6 +22,7 @@ from cwal.live.consolidation import PrequentialRecord
 from cwal.live.protocol import LogRow, PredictionRow, Store
 from cwal.live.queue import background_thread
 from cwal.live.scoring import MAX_KEY, prequential, seed_of
+from cwal.supervisor import SUPERVISOR
 
 
 @dataclass
@@ -51,8 +52,10 @@ class Recorder:
         self.calibration = MarginMap()  # the prior until reload reads the record
         self.reload()
         self._jobs: stdqueue.Queue[Snapshot | None] = stdqueue.Queue()
-        self.thread = threading.Thread(target=self._loop, name="cwal-recorder", daemon=True)
-        self.thread.start()
+        self._stopped, self._stop_lock = False, threading.Lock()
+        self.thread = SUPERVISOR.start(
+            "cwal-recorder", self._loop, stop=lambda: self.stop(timeout=None)
+        )
 
     def put(self, snapshot: Snapshot) -> None:
         """Record ``snapshot`` in the background."""
@@ -64,7 +67,10 @@ class Recorder:
 
     def stop(self, timeout: float | None = 30.0) -> None:
         """Record what is queued, then end the thread (joined unless ``timeout`` is None)."""
-        self._jobs.put(None)
+        with self._stop_lock:
+            stopping, self._stopped = not self._stopped, True
+        if stopping:  # one end mark: ``join`` waits for every item put
+            self._jobs.put(None)
         if timeout is not None:
             self.thread.join(timeout=timeout)
 

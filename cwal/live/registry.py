@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable, Hashable
 
 from cwal.live.session import ProjectSession
+from cwal.supervisor import SUPERVISOR
 
 _sessions: dict[tuple[Hashable, int], tuple[int, ProjectSession]] = {}
 _lock = threading.Lock()
@@ -43,10 +44,14 @@ def sessions() -> list[ProjectSession]:
         return [session for _, session in _sessions.values()]
 
 
-def close_all() -> None:
-    """Stop every session's background threads (tests, shutdown)."""
+def close_all(timeout: float = 30.0) -> None:
+    """Stop every session's background threads and forget the sessions (tests, shutdown;
+    ``timeout`` 0: ask them to stop without waiting, as the supervisor's stop does)."""
     with _lock:
         found = list(_sessions.values())
         _sessions.clear()
     for _, session in found:
-        session.close()
+        session.close(timeout=timeout)
+
+
+SUPERVISOR.on_stop(lambda: close_all(timeout=0.0))

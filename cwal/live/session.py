@@ -1,15 +1,14 @@
 """The project session: what an annotator's click sets in motion (docs/design.md, "The live service").
 
 One session per project per process. The store is the source of truth: ``submit`` commits the
-label first, then the session catches up with the log (every row after the last one it applied,
-in id order, its own included) and applies one online update per submission. Before its own
-submission is learned, the session snapshots what the model knew about that sentence; a recorder
-thread turns it into the prequential record (prediction, each token's Delta and the calibrated
-confidence shown, logged to the store; plus KD agreement over the s grid that tunes the ranking's
-s). Every confidence the session hands out (shading, ▲, the logged record) is Delta through the
-:class:`~cwal.confidence.calibration.MarginMap` fitted on that record, from the first label. ``next`` serves from a background-scored ranking
-that is at most ``max_staleness`` updates old and leases through the store, which never hands a
-sentence leased to someone else.
+label and returns; the learner thread (``cwal.live.learner``) then applies every log row after
+the watermark, in id order (one online update per submission), first snapshotting what the model
+knew of this process's own submissions; the recorder thread turns a snapshot into the prequential
+record (prediction, each token's Delta and the calibrated confidence shown; KD agreement over the
+s grid that tunes s). Every confidence handed out is Delta through the ``MarginMap`` fitted on that
+record. ``next`` serves the newest background-scored ranking (it waits only when that is more than
+``max_staleness`` updates behind the live model) and leases through the store, which never hands
+a sentence leased to someone else.
 """
 
 from __future__ import annotations
@@ -39,6 +38,7 @@ from cwal.live.consolidation import (
     retrain,
     swapped,
 )
+from cwal.live.learner import Learner
 from cwal.live.pool import PoolCache
 from cwal.live.protocol import LogRow, PoolSentence, Store
 from cwal.live.queue import (
@@ -96,10 +96,16 @@ class ProjectSession:
         self.ranker = Ranker(store, project_id, self.config, self.pool, self._lock,
                              lambda: self.live, idle_gate)  # fmt: skip
         self.consolidations: list[dict[str, Any]] = []  # one entry per swap, oldest first
+        # requests' bookkeeping, under a lock of its own (a request never waits for an update):
+        self._book = threading.Lock()
         self._submitting: Counter[tuple[int, int]] = Counter()  # (sentence, annotator) in flight
+        self._mine: set[int] = set()  # ids this process committed that the model has not applied
+        self._last_label: dict[int, int] = {}  # annotator -> their newest label stored here
+        self._seen = (self.live.version, not any(self.live.labeled.values()))  # version, cold
         self.recorder = Recorder(store, project_id, self.config.k, self._tuned)
         self.queue = ScoringQueue(self.ranker.score, idle=self.ranker.warm_pool)
         self.consolidator = Consolidator(self._consolidate)
+        self.learner = Learner(self.sync)
         self._closed = False
         self.queue.request(self.generation)
 
@@ -136,8 +142,16 @@ class ProjectSession:
 
     def _catch_up(self, rows: list[LogRow] | None = None) -> list[Snapshot]:
         """Apply every log row after the watermark (under the lock); a snapshot for each
-        submission this process is storing (``_submitting``), whichever catch-up applies it.
-        ``rows``: read by ``_unseen`` before the lock was taken (else read here)."""
+        submission this process is storing or stored (``_submitting``, ``_mine``), whichever
+        catch-up applies it. ``rows``: read by ``_unseen`` before the lock was taken."""
+        try:
+            return self._apply(rows)
+        finally:
+            with self._book:
+                self._mine = {i for i in self._mine if i > self.live.watermark}
+            self._seen = (self.live.version, not any(self.live.labeled.values()))
+
+    def _apply(self, rows: list[LogRow] | None) -> list[Snapshot]:
         live = self.live
         if rows is None:
             rows = self.store.log_after(self.project_id, live.watermark)
@@ -159,7 +173,8 @@ class ProjectSession:
         jobs: list[Snapshot] = []
 
         def snapshot(row: LogRow) -> None:
-            mine = (row.sentence_id, row.user_id) in self._submitting
+            with self._book:
+                mine = row.id in self._mine or (row.sentence_id, row.user_id) in self._submitting
             if mine and live.model.labels_ and live.n_labeled:
                 snap = kd.rows_for(live.model, live.model.encode([_sentence(row)]))
                 jobs.append(Snapshot(row, snap, live.version))
@@ -191,28 +206,39 @@ class ProjectSession:
     def submit(
         self, sentence_id: int, tags: list[str], annotator_id: int, seconds: float | None = None
     ) -> int:
-        """Store the annotation (committed first), then update the live model; its id."""
+        """Store the annotation; its id once committed. The learner thread applies it to the
+        live model (a submit never waits for an update, a ranking or a retrain)."""
         key = (sentence_id, annotator_id)
-        with self._lock:  # from now on any catch-up that applies it snapshots it first
+        with self._book:  # from now on any catch-up that applies it snapshots it first
             self._submitting[key] += 1
+        annotation_id = None
         try:
             annotation_id = self.store.submit(sentence_id, annotator_id, tags, seconds)
-            rows = self._unseen()
-            with self._lock:
-                jobs = self._catch_up(rows=rows)
         finally:
-            with self._lock:
+            with self._book:
+                if annotation_id is not None:
+                    if annotation_id > self.live.watermark:  # not applied yet: snapshot it then
+                        self._mine.add(annotation_id)
+                    last = self._last_label.get(annotator_id, 0)
+                    self._last_label[annotator_id] = max(last, annotation_id)
                 self._submitting[key] -= 1
                 if self._submitting[key] <= 0:
                     del self._submitting[key]
-        self._after_change(jobs)
+        self.learner.wake()
         return annotation_id
 
     def next(self, annotator_id: int, n: int = 1) -> list[Suggestion]:
-        """Lease up to ``n`` sentences to the annotator, best first by the project's strategy."""
-        self.sync()
-        with self._lock:
-            version, cold = self.live.version, self.live.n_labeled == 0
+        """Lease up to ``n`` sentences to the annotator, best first by the project's strategy,
+        from the newest ranking: at most ``max_staleness`` updates behind the live model, which
+        may not hold yet the labels the learner is applying (committed in the last moments;
+        the first label of a cold project is applied here)."""
+        self.learner.wake()  # rows other processes stored: applied in the background
+        version, cold = self._seen  # as of the last catch-up (no wait for the model's lock)
+        with self._book:
+            behind = self.live.watermark < self._last_label.get(annotator_id, 0)
+        if cold and behind:  # their first label switches to the strategy: apply it here
+            self.sync()
+            version, cold = self._seen
         scored = self.queue.get(version - self.config.max_staleness)
         if scored.cold and not cold:  # the first label switches to the project's strategy
             scored = self.queue.get(version)
@@ -220,13 +246,13 @@ class ProjectSession:
         ids = self.store.lease(self.project_id, annotator_id, scored.ranked, ttl, n)
         if not ids:  # every candidate is taken: anything still free in the pool
             ids = self.store.lease(self.project_id, annotator_id, None, ttl, n)
-        return [self._suggest(i, scored, version) for i in ids]
+        return [self._suggest(i, scored, version, cold) for i in ids]
 
     def preview(self, n: int = 1) -> list[Suggestion]:
         """The top of the current ranking without leasing (what ``next`` would choose from)."""
         self.sync()
         scored = self.queue.wait_fresh()
-        return [self._suggest(i, scored, scored.version) for i in scored.ranked[:n]]
+        return [self._suggest(i, scored, scored.version, self._seen[1]) for i in scored.ranked[:n]]
 
     def read(self, batches: Sequence[Sequence[PoolSentence]]) -> Reading:
         """The live model read on batches of sentences (what the lead pages show), after
@@ -269,19 +295,23 @@ class ProjectSession:
                 "last_consolidation": self.consolidations[-1] if self.consolidations else None,
                 "consolidation_error": _error(self.consolidator.last_error),
                 "record_error": _error(self.recorder.error),
+                "learn_error": _error(self.learner.error),
             }
 
     def wait_idle(self, timeout: float = 300.0) -> None:
-        """Block until prequential records, consolidation and the ranking have caught up."""
+        """Block until the model holds every stored label and prequential records,
+        consolidation and the ranking have caught up."""
+        self.sync()
         self.recorder.join()
         self.consolidator.wait(timeout)
         self.queue.wait_fresh(timeout)
 
     @property
     def threads(self) -> list[threading.Thread]:
-        """The session's background threads: the scorer, the prequential recorder and the
-        consolidator (it starts them all and ``close`` stops them all)."""
-        return [self.queue.thread, self.recorder.thread, self.consolidator.thread]
+        """The session's background threads: the learner, the scorer, the prequential recorder
+        and the consolidator (it starts them all and ``close`` stops them all)."""
+        return [self.learner.thread, self.queue.thread, self.recorder.thread,
+                self.consolidator.thread]  # fmt: skip
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop every background thread of the session and join them (together at most
@@ -290,6 +320,7 @@ class ProjectSession:
         if self._closed:
             return
         self._closed = True
+        self.learner.stop(timeout=None)
         self.consolidator.stop(timeout=None)
         self.queue.stop(timeout=None)
         self.recorder.stop(timeout=None)
@@ -298,11 +329,9 @@ class ProjectSession:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     # ----- scoring ------------------------------------------------------------------------------
-    def _suggest(self, sentence_id: int, scored: Scored, version: int) -> Suggestion:
+    def _suggest(self, sentence_id: int, scored: Scored, version: int, cold: bool) -> Suggestion:
         """``version``: the live model's when the request came (``scored`` is at most
         ``max_staleness`` behind it; a sentence scored on demand is at least as fresh)."""
-        with self._lock:
-            cold = self.live.n_labeled == 0
         if sentence_id not in self.pool:
             self.pool.add(self.store.pool_sentences([sentence_id]))
         s = self.pool.sentence(sentence_id)

@@ -9,7 +9,6 @@ recomputing the changed items' rows: :class:`SentenceCounts`.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -304,22 +303,25 @@ class SentenceCounts:
         self.keys = np.zeros(0, dtype=np.int64)
         self.stats = np.zeros((0, 0))
         self.layout: Layout | None = None
-        self._annotators: Counter[str] = Counter()  # items each annotator labeled
+        self._annotators: dict[str, int] = {}  # items each annotator labeled
 
     def update(self, changed: Mapping[int, Item | None]) -> int:
         """Replace the items of the changed keys (None, or fewer than two annotators: the key
         leaves); returns how many rows were computed."""
         fresh: dict[int, dict[str, list[str]]] = {}
+        seen = self._annotators
         for key, item in changed.items():
             old = self.items.pop(key, None)
-            if old is not None:
-                self._annotators.subtract(old.keys())
+            for a in old or ():
+                seen[a] -= 1
+                if not seen[a]:
+                    del seen[a]
             if item is not None and len(item) >= 2:
-                self.items[key] = fresh[key] = {a: list(t) for a, t in item.items()}
-                self._annotators.update(item.keys())
-        self._annotators = +self._annotators  # drop the annotators left with no item
+                self.items[key] = fresh[key] = dict(item)
+                for a in item:
+                    seen[a] = seen.get(a, 0) + 1
         lay = self.layout
-        if lay is not None and set(self._annotators) == set(lay.annotators):
+        if lay is not None and set(seen) == set(lay.annotators):
             keys = sorted(fresh)
             try:
                 rows = _rows([fresh[k] for k in keys], lay, self.scheme)

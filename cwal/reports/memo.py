@@ -21,6 +21,8 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from cwal.supervisor import SUPERVISOR
+
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
@@ -173,11 +175,8 @@ class Memo:
     ) -> None:
         """Run ``get(key, make)`` in a daemon thread registered under ``family`` in ``workers``
         (call under the lock)."""
-        worker = threading.Thread(
-            target=self._refresh, args=(family, rank, key, make, workers), daemon=True
-        )
-        workers[family] = worker
-        worker.start()
+        name = "cwal-view-prefetch" if workers is self._prefetching else "cwal-view-refresh"
+        workers[family] = SUPERVISOR.start(name, self._refresh, family, rank, key, make, workers)
 
     def _refresh(
         self,

@@ -29,6 +29,7 @@ from loky.backend import get_context
 from cwal.simulate.config import SimConfig
 from cwal.simulate.engine import SimData, run_cell
 from cwal.simulate.sinks import ResultSink
+from cwal.supervisor import SUPERVISOR
 
 Listener = Callable[[str, int, int, str], None]
 """``listener(strategy, seed, labeled_sentences, status)``: status ``running``/``done``/``failed``."""
@@ -205,8 +206,7 @@ def _engine(cluster: str | None, workers: int, notify: Listener) -> Iterator[tup
     with get_context("loky").Manager() as manager:
         events = manager.Queue()
         stop = threading.Event()
-        pump = threading.Thread(target=_pump, args=(events, notify, stop), daemon=True)
-        pump.start()
+        pump = SUPERVISOR.start("cwal-sim-events", _pump, events, notify, stop, stop=stop.set)
         try:
             pool = loky.get_reusable_executor(max_workers=workers, timeout=60)
             yield pool.submit, futures.as_completed, events

@@ -204,17 +204,19 @@ def format_table(table: pd.DataFrame) -> str:
 
 
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The comparison with readable column names, F1 and area in percent, whole words."""
+    """The comparison as shown: one row per strategy (a column), F1 and area as fractions (the
+    page shows them in percent), whole words. Field names stay; the page names them for people."""
 
     def words(column: str) -> pd.Series:
         return table[column].round().astype("Int64")
 
     return pd.DataFrame(
         {
-            "final F1": (100 * table["final_f1"]).round(1),
-            "labeled words": words("final_words"),
-            "words to 95% of full-data F1": words("words_to_target"),
-            "words to Random's final F1": words("words_to_random"),
-            "AUC (mean F1)": (100 * table["auc"]).round(1),
+            "strategy": table.index,
+            "final_f1": table["final_f1"].to_numpy(),
+            "final_words": words("final_words").to_numpy(),
+            "words_to_target": words("words_to_target").to_numpy(),
+            "words_to_random": words("words_to_random").to_numpy(),
+            "auc": table["auc"].to_numpy(),
         }
     )

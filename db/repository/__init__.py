@@ -21,6 +21,7 @@ from db.repository.base import (
     InvalidValueError,
     NotFoundError,
     StoreError,
+    StoreFailedError,
 )
 from db.repository.checkpoints import (
     CheckpointInfo,
@@ -117,6 +118,7 @@ from db.repository.sentences import (
     list_import_batches,
     list_sentences,
     sentence_ids,
+    sentences_signature,
     unlabeled_pool_ids,
 )
 from db.repository.sessions import SESSION_DAYS, create_session, revoke_session, session_user
@@ -207,6 +209,7 @@ __all__ = [
     "STATUSES",
     "SimulationRunInfo",
     "StoreError",
+    "StoreFailedError",
     "StoredSentence",
     "UndoResult",
     "UserInfo",
@@ -270,6 +273,7 @@ __all__ = [
     "retractions",
     "save_checkpoint",
     "sentence_ids",
+    "sentences_signature",
     "set_member",
     "set_password",
     "set_role",

@@ -22,6 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from db.engine import read_transaction, write_transaction
 from db.models import Lease, Sentence, UTCDateTime
 from db.repository.base import InvalidValueError, check_time
+from db.repository.handout import lease_ranked
 from db.repository.projects import project_settings
 from db.repository.state import available
 
@@ -156,32 +157,6 @@ def _keep_own_leases(
     return kept
 
 
-def _claim_ranked(
-    conn: Connection,
-    project_id: int,
-    user_id: int,
-    ranked: Sequence[int],
-    want: int,
-    now: datetime,
-    ttl: float,
-    taken: list[int],
-) -> list[int]:
-    """Append to ``taken`` the first available ids of ``ranked`` until it holds ``want``."""
-    for start in range(0, len(ranked), _CHUNK):
-        chunk = ranked[start : start + _CHUNK]
-        free = set(_available_ids(conn, project_id, user_id, now, chunk))
-        for sentence_id in chunk:
-            if len(taken) >= want:
-                return taken
-            if (
-                sentence_id in free
-                and sentence_id not in taken
-                and _claim(conn, project_id, user_id, sentence_id, now, ttl)
-            ):
-                taken.append(sentence_id)
-    return taken
-
-
 def lease_next(
     engine: Engine,
     project_id: int,
@@ -206,14 +181,13 @@ def lease_next(
         if ttl is None:
             ttl = project_settings(conn, project_id)["lease_ttl_seconds"]
         ttl = _check_ttl(ttl)
+        if candidate_ids is not None:
+            ranked = [int(i) for i in candidate_ids]
+            got = lease_ranked(conn, project_id, annotator_id, ranked, 1, now, ttl)
+            return got[0] if got else None
         own = _keep_own_leases(conn, project_id, annotator_id, now, ttl, limit=1)
         if own:
             return own[0]
-        if candidate_ids is not None:
-            got = _claim_ranked(
-                conn, project_id, annotator_id, list(candidate_ids), 1, now, ttl, []
-            )
-            return got[0] if got else None
         if chooser is not None:
             free_ids = _available_ids(conn, project_id, annotator_id, now, None)
             while free_ids:
@@ -258,10 +232,10 @@ def lease_many(
         if ttl is None:
             ttl = project_settings(conn, project_id)["lease_ttl_seconds"]
         ttl = _check_ttl(ttl)
-        taken = _keep_own_leases(conn, project_id, annotator_id, now, ttl, limit=n)
         if candidate_ids is not None:
-            ranked = list(candidate_ids)
-            return _claim_ranked(conn, project_id, annotator_id, ranked, n, now, ttl, taken)
+            ranked = [int(i) for i in candidate_ids]
+            return lease_ranked(conn, project_id, annotator_id, ranked, n, now, ttl)
+        taken = _keep_own_leases(conn, project_id, annotator_id, now, ttl, limit=n)
         params = {"project_id": project_id, "user_id": annotator_id, "now": now}
         for _ in range(_MAX_RACES):
             if len(taken) >= n:

@@ -4,6 +4,8 @@ computed, and waits for that computation instead of repeating it."""
 
 from __future__ import annotations
 
+from threading import Event
+
 from sqlalchemy import Engine
 
 from db.repository import analysis
@@ -30,7 +32,7 @@ def warm_projects(engine: Engine, limit: int = WARM_PROJECTS) -> list[int]:
     return found
 
 
-def warm_up(engine: Engine, project_ids: list[int]) -> None:
+def warm_up(engine: Engine, project_ids: list[int], stop: Event | None = None) -> None:
     """Compute the current lead views of the projects: the pool view and the logs (all but
     the learning curve of the dashboard, and the prediction log error analysis reads), then the
     model view error analysis and review read (it costs most), then the learning curve.
@@ -41,11 +43,15 @@ def warm_up(engine: Engine, project_ids: list[int]) -> None:
     it runs (``views.yield_to_pages``); the curve starts once no page runs or is being drawn
     (``Foreground.quiet``; a dashboard opened meanwhile computes it itself, and this then finds
     it cached). The live session's optional idle work waits for the whole warm-up
-    (``views.idle_gate``)."""
+    (``views.idle_gate``). Once ``stop`` is set, no further view is started."""
+    steps = [analysis.pool_view, analysis.log_frames, analysis.model_view]
     for project_id in project_ids:
-        analysis.pool_view(engine, project_id)
-        analysis.log_frames(engine, project_id)
-        analysis.model_view(engine, project_id)
+        for step in steps:
+            if stop is not None and stop.is_set():
+                return
+            step(engine, project_id)
     for project_id in project_ids:
         FOREGROUND.quiet(WARM_PATIENCE)
+        if stop is not None and stop.is_set():
+            return
         curve_points(engine, project_id)

@@ -192,6 +192,13 @@ def sign_in(page: Any, base: str, name: str, password: str) -> None:
     page.get_by_role("button", name="Sign in").click()
 
 
+def sign_out(page: Any) -> None:
+    """Press Sign out and wait for the sign-in form, as a user does: leaving at once (a new URL)
+    can close the page before the server ran the sign-out, which then never happens."""
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_role("button", name="Sign in").wait_for()
+
+
 def wait_ready(page: Any, previous: int | None = None, timeout: float = 60.0) -> int:
     """Wait until the editor shows an editable sentence other than ``previous``; its id."""
     selector = READY if previous is None else f'{READY}:not([data-sid="{previous}"])'

@@ -173,7 +173,7 @@ def test_end_to_end_label_undo_export(tmp_path: Path) -> None:
         del labeled[third]
         page.get_by_test_id("stMetricValue").nth(1).filter(has_text="2").wait_for()
 
-        page.get_by_role("button", name="Sign out").click()
+        harness.sign_out(page)
         harness.sign_in(page, base, "lena", PASSWORD)
         page.get_by_role("link", name="Export").click()
         page.get_by_role("heading", name="Export").wait_for()
@@ -251,7 +251,7 @@ def test_hostile_text_is_shown_never_run(tmp_path: Path) -> None:
         page.wait_for_timeout(500)  # time for an injected onerror / onload to fire
         assert page.evaluate(INJECTED) == {"found": [], "pwned": None}
 
-        page.get_by_role("button", name="Sign out").click()
+        harness.sign_out(page)
         harness.sign_in(page, base, "lena", PASSWORD)
         page.get_by_role("link", name="Files & settings").click()
         page.locator('input[type="file"]').set_input_files(

@@ -84,7 +84,7 @@ def test_keys_work_on_arrival_without_a_click(tmp_path: Path) -> None:
         keys.wait_for(state="hidden")
 
         # 3. From the sidebar: a lead goes to the dashboard and back to Annotate by links.
-        page.get_by_role("button", name="Sign out").click()
+        harness.sign_out(page)
         harness.sign_in(page, base, "lena", PASSWORD)
         harness.wait_ready(page)
         page.get_by_role("link", name="Dashboard").click()

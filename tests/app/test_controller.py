@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import threading
 
 import pytest
 
@@ -54,9 +55,52 @@ def test_a_second_enter_on_an_answered_sentence_is_ignored(store, annotator) -> 
     sid = ann.current()["sid"]
     ann.handle({"kind": "submit", "sid": sid, "spans": [], "seconds": 1})
     ann.handle({"kind": "submit", "sid": sid, "spans": [], "seconds": 1})
+    assert ann.payload()["message"] == (
+        f"Not saved: sentence #{sid} was already answered (or given back); "
+        "the sentence to label now is on screen."
+    )  # said, not silently dropped
     ann.handle({"kind": "skip", "sid": sid})
     assert [s for s, _, _ in session.submitted] == [sid]
     assert [e.status for e in repo.annotation_history(store.engine, sid)] == ["submitted"]
+
+
+def test_a_page_drawn_during_a_slow_submit_waits_and_never_shows_the_saved_sentence(
+    store, users, demo
+) -> None:
+    """A rerun starts a second script thread while the first is still saving (Streamlit's fast
+    reruns): the page it draws must wait for the save, not show the sentence being saved."""
+    project = repo.get_project(store.engine, demo)
+    session, session_state = FakeSession(store.engine, demo), {}
+    ann = Annotator(session, users.annotator, project, session_state)
+    sid = ann.current()["sid"]
+    entered, release = threading.Event(), threading.Event()
+    saving = session.submit
+
+    def slow_submit(*args, **kwargs):
+        entered.set()
+        release.wait(10)
+        return saving(*args, **kwargs)
+
+    session.submit = slow_submit
+    action = threading.Thread(
+        target=ann.handle, args=({"kind": "submit", "sid": sid, "spans": [], "seconds": 1},)
+    )
+    action.start()
+    assert entered.wait(10)
+    drawn: list[dict] = []
+
+    def new_script_run() -> None:
+        drawn.append(Annotator(session, users.annotator, project, session_state).payload())
+
+    page = threading.Thread(target=new_script_run)
+    page.start()
+    page.join(0.5)
+    assert page.is_alive(), "the page did not wait for the save in progress"
+    release.set()
+    action.join(10)
+    page.join(10)
+    assert drawn[0]["sid"] != sid
+    assert drawn[0]["message"] == f"Saved sentence #{sid}."
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ def _fresh():
 def test_the_warm_up_starts_once_per_process(store, users, demo, monkeypatch) -> None:
     calls, done = [], threading.Event()
 
-    def counted(engine) -> dict:
+    def counted(engine, stop) -> dict:
         calls.append(engine)
         done.set()
         return {}

@@ -187,3 +187,39 @@ def test_a_locked_pick_is_rechecked_before_it_is_leased(engine, project, people,
         assert _take_locked(conn, project, free, people["bob"], T0, 60)
     holders = {x.sentence_id: x.user_id for x in active_leases(engine, project, now=T0)}
     assert holders == {held: people["ann"], free: people["bob"]}
+
+
+def test_the_ranked_take_rechecks_each_pick(engine, project, people, ids):
+    """The ranked hand-out's lease statement (db/repository/handout.py) runs after the picking
+    one, with a fresh snapshot: a pick labeled or leased by someone else meanwhile is refused,
+    a free one leased (the same race as above, for the three-statement hand-out)."""
+    from db.engine import write_transaction
+    from db.repository.handout import _RANKED
+
+    labeled, held, free = ids[0], ids[1], ids[2]
+    assert lease_next(engine, project, people["ann"], now=T0) == labeled
+    submit_annotation(engine, labeled, people["ann"], TAGS, now=T0)
+    assert lease_next(engine, project, people["ann"], ttl=60, now=T0) == held
+    params = {"project_id": project, "user_id": people["bob"], "now": T0,
+              "expires": T0 + timedelta(seconds=60), "picked": [labeled, held, free]}  # fmt: skip
+    with write_transaction(engine) as conn:
+        take = _RANKED[conn.dialect.name][2]
+        assert list(conn.execute(take, params).scalars()) == [free]
+    holders = {x.sentence_id: x.user_id for x in active_leases(engine, project, now=T0)}
+    assert holders == {held: people["ann"], free: people["bob"]}
+
+
+def test_a_long_ranking_is_searched_past_its_top(engine, project, people, corpus):
+    """The hand-out looks at the top of a ranking first; when every sentence there is taken it
+    goes on down the whole ranking, in its order."""
+    import_file(engine, project, corpus(100))
+    pool = sentence_ids(engine, project, "pool")
+    ranking = pool[::-1]  # best first: the highest ids
+    top = ranking[:90]  # all but the last ten of the ranking are labeled or leased
+    for sid in top[1::2]:
+        submit_annotation(engine, sid, people["lea"], TAGS, now=T0)
+    assert lease_many(engine, project, people["ann"], 45, top, ttl=3600, now=T0) == top[::2]
+    got = lease_many(engine, project, people["bob"], 3, ranking, now=T0)
+    assert got == ranking[90:93]
+    again = lease_many(engine, project, people["bob"], 3, ranking, now=T0)
+    assert sorted(again) == sorted(got)  # their own leases first (leased together: by id)

@@ -56,10 +56,15 @@ def test_a_crash_between_store_and_update_loses_nothing(make_project, monkeypatc
         raise RuntimeError("process died after the commit")
 
     monkeypatch.setattr(replay_module, "learn", crash)
-    with pytest.raises(RuntimeError, match="died"):
-        live.submit(sug.sentence_id, p.gold[sug.sentence_id], p.users["ann"])
+    version = live.status()["model_version"]
+    # the update runs on the learner thread: the submit returns the committed label's id
+    aid = live.submit(sug.sentence_id, p.gold[sug.sentence_id], p.users["ann"])
+    assert live.learner.wait(timeout=60)
+    assert "died" in live.status()["learn_error"]
+    assert live.status()["model_version"] == version  # the update failed, nothing half-applied
     monkeypatch.undo()
     (stored,) = annotation_history(p.engine, sug.sentence_id)
+    assert stored.id == aid
     assert stored.tags == p.gold[sug.sentence_id]
     reference = online_reference(p, [sid for _, sid in done] + [sug.sentence_id], TAGS)
     assert_same_model(p.session().model, reference)  # a restarted process

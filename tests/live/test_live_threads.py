@@ -44,7 +44,7 @@ def test_closing_a_session_joins_all_its_threads_within_two_seconds(make_project
     annotate(live, p, "ann", 6)  # the recorder and a consolidation have run
     live.wait_idle()
     names = sorted(t.name for t in live.threads)
-    assert names == ["cwal-consolidator", "cwal-recorder", "cwal-scorer"]
+    assert names == ["cwal-consolidator", "cwal-learner", "cwal-recorder", "cwal-scorer"]
     assert all(t.is_alive() for t in live.threads)
     start = time.monotonic()
     live.close(timeout=2.0)
