@@ -21,27 +21,26 @@ import argparse
 import json
 import sys
 import time
-import zlib
 from pathlib import Path
 
-import numba
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench._confidence_speed import speed  # noqa: E402
+from bench._confidence_tasks import (  # noqa: E402
+    LEARNERS,
+    TASKS,
+    crf_peer,
+    load_task,
+    trained,
+)
 from cwal.confidence import estimate, tune  # noqa: E402
 from cwal.confidence.calibration import MarginMap  # noqa: E402
 from cwal.confidence.proba import has_proba  # noqa: E402
-from cwal.confidence.sampling import Sampler  # noqa: E402
-from cwal.decode import emissions  # noqa: E402
-from cwal.errors import ModelFileError  # noqa: E402
-from cwal.io.conll import read_conll  # noqa: E402
-from cwal.io.schemes import task_view  # noqa: E402
-from cwal.io.sentence import Sentence  # noqa: E402
 from cwal.learners import LEARNERS as ALL_LEARNERS  # noqa: E402
-from cwal.learners import load, make, recommended  # noqa: E402
 from cwal.measures import (  # noqa: E402
     average_precision,
     brier_score,
@@ -51,85 +50,8 @@ from cwal.measures import (  # noqa: E402
     paired_difference,
 )
 
-DATA = ROOT.parent / "shared" / "data"
-TASKS = {  # train, test, feature template, chunk types kept (None: all)
-    "np": ("conll2000/train.txt", "conll2000/test.txt", "chunk", {"NP"}),
-    "esp": ("conll2002/esp.train", "conll2002/esp.testb", "ner", None),
-    "ned": ("conll2002/ned.train", "conll2002/ned.testb", "ner", None),
-}
 K_GRID = (10, 20, 30, 40, 50, 60, 70, 80)
-# CW and PA as the paper trains them (class defaults); the other learners with their dev-tuned
-# defaults (cwal.learners.defaults). A learner without covariance gets every method but KD-PC.
-LEARNERS = ["cw", "pa", "c-spv", "l-spv", "mec", "maxent-l1"]
-PAPER_LEARNERS = ("cw", "pa")
 SOFTMAX_S_GRID = (0.1, 0.3, 1.0, 3.0, 10.0)  # N-best soft-max scales (searched beyond the edges)
-
-
-def load_task(name: str, quick: bool):
-    """``(train, dev, test, template)``: dev is the last 10% of the train file.
-
-    A contiguous block keeps whole documents out of training, as the test files do; sentences
-    drawn at random would share articles with training sentences, so the model is surer on them
-    than on test, and settings tuned there fit test less well."""
-    train_path, test_path, template, keep = TASKS[name]
-
-    def read(rel: str) -> list[Sentence]:
-        out = []
-        for s in read_conll(DATA / rel):
-            tags = task_view(s.tags, keep) if keep else s.tags
-            out.append(Sentence(s.tokens, tags, s.columns))
-        return out
-
-    full, test = read(train_path), read(test_path)
-    cut = len(full) - len(full) // 10
-    train, dev = full[:cut], full[cut:]
-    if quick:
-        train, dev, test = train[:2000], dev[:300], test[:600]
-    return train, dev, test, template
-
-
-def trained(task: str, algo: str, train, template: str, epochs: int, cache: Path):
-    """A learner fitted on ``train`` (cached as .npz between runs)."""
-    path = cache / f"{task}-{algo}-{epochs}-{len(train)}-head.npz"  # head: dev is the tail
-    if path.exists():
-        try:
-            return load(path), 0.0
-        except ModelFileError:  # written by an older model format: train again
-            path.unlink()
-    start = time.perf_counter()
-    params = {} if algo in PAPER_LEARNERS else recommended(template, algo)
-    model = make(algo, template=template, **params).fit(train, epochs=epochs, seed=0)
-    seconds = time.perf_counter() - start
-    model.save(path)
-    return model, seconds
-
-
-def crf_peer(task: str, train, test, template: str, cache: Path, quick: bool):
-    """python-crfsuite on the same sentences and feature strings: predicted labels and the
-    marginal probability of each predicted label, plus seconds to tag and compute marginals."""
-    import pycrfsuite
-
-    from cwal.features import FeatureIndex
-
-    index = FeatureIndex(template)
-    probe = "|".join("/".join(f) for f in index.token_features(train[0]))  # templates change
-    path = cache / f"{task}-crf-{len(train)}-head-{zlib.crc32(probe.encode()):08x}.crfsuite"
-    if not path.exists():
-        trainer = pycrfsuite.Trainer(verbose=False)
-        for s in train:
-            trainer.append(index.token_features(s), s.tags)
-        trainer.set_params({"c1": 0.0, "c2": 1.0, "max_iterations": 50 if quick else 200})
-        trainer.train(str(path))
-    tagger = pycrfsuite.Tagger()
-    tagger.open(str(path))
-    start = time.perf_counter()
-    labels, conf = [], []
-    for s in test:
-        tagger.set(index.token_features(s))
-        y = tagger.tag()
-        labels.extend(y)
-        conf.extend(tagger.marginal(t, i) for i, t in enumerate(y))
-    return np.array(labels), np.clip(np.array(conf), 0.0, 1.0), time.perf_counter() - start
 
 
 def measures(key: np.ndarray, ok: np.ndarray, conf=None) -> dict:
@@ -273,69 +195,6 @@ def calibration_gaps(task: str, test, rows: list[dict], kept: dict, quick: bool)
                 "significant": d.significant,
             }
         )
-    return out
-
-
-def machine_rate(dtype=np.float32) -> float:
-    """Measured multiply-adds per second of one core on L1-resident vectors (numba, SIMD)."""
-
-    @numba.njit(fastmath=True)
-    def fma(x, y, a, reps):
-        for _ in range(reps):
-            for i in range(x.shape[0]):
-                y[i] = y[i] * a + x[i]
-        return y[0]
-
-    x, y = np.ones(2048, dtype), np.zeros(2048, dtype)
-    fma(x, y, dtype(0.5), 1)
-    reps = 20000
-    start = time.process_time()
-    fma(x, y, dtype(0.5), reps)
-    return 2048 * reps / (time.process_time() - start)
-
-
-def speed(model, test, s: float, repeats: int) -> dict:
-    """KD-PC, K = 50 on 1,000 test sentences, one thread: CPU seconds per stage and the floor."""
-    numba.set_num_threads(1)
-    sents = test[:1000]
-    enc = model.encode(sents)
-    W, A = model.averaged()
-    SW, SA = model.covariance()
-    best = lambda f: min(f() for _ in range(repeats))  # noqa: E731
-
-    def total(**kw) -> float:
-        start = time.process_time()
-        estimate(model, enc, "kd-pc", k=50, s=s, **kw)
-        return time.process_time() - start
-
-    out = {"sentences": len(sents), "tokens": enc.n_tokens, "labels": len(model.labels_)}
-    variants = (("total_1core", {}), ("votes_only_1core", {"rank": "votes+delta"}),
-                ("float64_1core", {"dtype": np.float64}),
-                ("marginal_approx_1core", {"correlated": False}),
-                ("independent_draws_1core", {"antithetic": False}))  # fmt: skip
-    for key, kw in variants:
-        estimate(model, enc, "kd-pc", k=50, s=s, **kw)
-        out[key] = best(lambda kw=kw: total(**kw))
-    t = time.process_time()
-    E = emissions(enc.feat_ids, enc.tok_offsets, W)
-    estimate(model, enc, "delta")
-    out["predict+delta"] = time.process_time() - t
-    y = model.predict_ids(enc)
-    stages = [Sampler(W, A, SW, SA, k=50, s=s).profile(enc, E, y) for _ in range(repeats)]
-    for key in stages[0]:
-        out[key] = min(st[key] for st in stages)
-    L, K, M = len(model.labels_), 50, len(enc.feat_ids)
-    U = len(np.unique(enc.feat_ids))
-    # emissions, Viterbi forward, backward (margins), noise scaling; antithetic pairs share the
-    # noise of their first draw, so only K/2 draws are generated and summed
-    work = K // 2 * L * M + 2 * K * L * L * enc.n_tokens + K // 2 * L * U
-    out.update(active_features=U, occurrences=M, multiply_adds=work)
-    out["rate_per_s"] = machine_rate()
-    out["floor"] = work / out["rate_per_s"]
-    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-    start = time.perf_counter()
-    estimate(model, enc, "kd-pc", k=50, s=s)
-    out["wall_all_cores"] = time.perf_counter() - start
     return out
 
 

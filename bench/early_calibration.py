@@ -59,7 +59,7 @@ from db.repository import (  # noqa: E402
     create_project,
     list_sentences,
 )
-from db.store import SqlStore  # noqa: E402
+from db.store import close_session, live_session  # noqa: E402
 
 DATA = Path(os.environ.get("CWAL_DATA_DIR", ROOT.parent / "shared" / "data"))
 DEMO = ROOT / "demo"
@@ -177,7 +177,7 @@ def run(name: str, seed: int, args, folder: Path, record: list | None = None) ->
     pid = create_project(engine, f"{name}-{seed}", settings)
     import_file(engine, pid, path)
     gold_by_id = {s.id: gold[tuple(s.tokens)] for s in list_sentences(engine, pid)}
-    live = ProjectSession(SqlStore(engine), pid)
+    live = live_session(engine, pid)  # the session the dashboard's pool view reads too
     rows, done, start = [], 0, time.perf_counter()
     try:
         stages = [s for s in STAGES if s <= min(args.max_labels, len(gold_by_id) - 20)]
@@ -196,7 +196,7 @@ def run(name: str, seed: int, args, folder: Path, record: list | None = None) ->
             rows.append(row)
             print(format_table([row]).splitlines()[-1], flush=True)
     finally:
-        live.close()
+        close_session(engine, pid)
         engine.dispose()
     return rows
 

@@ -20,9 +20,8 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from sqlalchemy import Connection, Engine
@@ -30,9 +29,18 @@ from sqlalchemy import Connection, Engine
 from cwal.errors import CorpusError
 from cwal.io import Sentence, read_corpus
 from cwal.io.bundle import expand_bytes
-from cwal.io.corpus import UNLABELED, resolve_format
+from cwal.io.corpus import resolve_format
 from cwal.io.source import Source
 from db.engine import read_transaction, write_transaction
+from db.import_input import (
+    ImportInput,
+    check_upload_size,
+    checked,
+    input_of_bytes,
+    input_of_path,
+    input_of_source,
+    reader_options,
+)
 from db.import_pacing import (
     BATCH_MS,
     FIRST_CHUNK,
@@ -58,31 +66,6 @@ from db.repository.sentences import (
 
 LOG = logging.getLogger(__name__)
 TagsAs = Literal["gold", "annotations"]
-_HASH_CHUNK = 1 << 20
-DEFAULT_MAX_UPLOAD_MB = 200
-
-
-def max_upload_bytes() -> int:
-    """The upload size limit: ``CWAL_MAX_UPLOAD_MB`` (default 200, as Streamlit's
-    ``server.maxUploadSize`` in .streamlit/config.toml) in bytes."""
-    raw = os.environ.get("CWAL_MAX_UPLOAD_MB", "")
-    try:
-        mb = float(raw) if raw.strip() else DEFAULT_MAX_UPLOAD_MB
-    except ValueError:
-        mb = DEFAULT_MAX_UPLOAD_MB
-    return int(mb * 1024 * 1024) if mb > 0 else int(DEFAULT_MAX_UPLOAD_MB * 1024 * 1024)
-
-
-def check_upload_size(size: int, name: str) -> None:
-    """``CorpusError`` naming the file when ``size`` bytes exceed :func:`max_upload_bytes`."""
-    limit = max_upload_bytes()
-    if size > limit:
-        raise CorpusError(
-            name,
-            None,
-            f"the file has {size / 2**20:.1f} MB, over the upload limit of "
-            f"{limit / 2**20:.0f} MB (CWAL_MAX_UPLOAD_MB); split the file or raise the limit",
-        )
 
 
 @dataclass(frozen=True)
@@ -117,75 +100,6 @@ class ImportResult:
 ProgressCallback = Callable[[ImportProgress], None]
 
 
-@dataclass(frozen=True)
-class _Input:
-    data: Path | bytes
-    name: str
-    content_hash: str
-    total_lines: int
-    companion: Source | None = None  # read with this input (brat's .ann beside its .txt)
-
-    def source(self) -> Source:
-        source = Source(self.data, self.name)
-        source.companion = self.companion
-        return source
-
-
-def _scan(chunks: Iterable[bytes]) -> tuple[str, int]:
-    """The content hash and the number of lines (LF, CRLF or CR-only ends) of a file's bytes."""
-    digest = hashlib.sha256()
-    lines = 0
-    last = b""
-    for chunk in chunks:
-        digest.update(chunk)
-        lines += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
-        if last == b"\r" and chunk[:1] == b"\n":
-            lines -= 1  # a CRLF split between two chunks
-        last = chunk[-1:] or last
-    return digest.hexdigest(), lines + (1 if last and last not in b"\r\n" else 0)
-
-
-def _from_path(path: str | os.PathLike) -> _Input:
-    path = Path(path)
-    with open(path, "rb") as handle:
-        digest, lines = _scan(iter(lambda: handle.read(_HASH_CHUNK), b""))
-    return _Input(path, str(path), digest, lines)
-
-
-def _from_bytes(data: bytes, name: str) -> _Input:
-    digest, lines = _scan([bytes(data)])
-    return _Input(bytes(data), name, digest, lines)
-
-
-def _reader_options(
-    fmt: str, settings: dict[str, Any], encoding: str | None, columns: list[str] | None
-) -> tuple[list[str] | None, dict[str, Any]]:
-    """The ``columns`` argument and keywords of the reader for ``fmt`` under these settings."""
-    if fmt in UNLABELED:
-        return None, {"encoding": encoding}
-    kw: dict[str, Any] = {
-        "scheme": settings.get("scheme"),
-        "strict": settings.get("strict_scheme", True),
-        "tagset": settings.get("tagset"),
-    }
-    if encoding is not None:
-        kw["encoding"] = encoding
-    if fmt != "conll":
-        return None, kw
-    return (columns if columns is not None else settings.get("columns")), kw
-
-
-def _checked(sentences: Iterator[Sentence], name: str, fmt: str) -> Iterator[Sentence]:
-    """The readers' sentences plus the store's own check: a byte-order mark inside the file
-    (left by concatenating files) is refused rather than stored inside a token."""
-    for sent in sentences:
-        for p, token in enumerate(sent.tokens):
-            if "\ufeff" in token:
-                line = sent.line + p if fmt == "conll" else sent.line
-                raise CorpusError(name, line, "byte-order mark (U+FEFF) inside the file")
-        yield sent
-
-
 RUNNING_SECONDS = 60.0
 """An unfinished import written to less than this long ago is taken as still running."""
 
@@ -195,7 +109,7 @@ class ImportRunningError(StoreError):
 
 
 def _open_batch(
-    conn: Connection, project_id: int, item: _Input, fmt: str, split: str, resume: bool
+    conn: Connection, project_id: int, item: ImportInput, fmt: str, split: str, resume: bool
 ) -> tuple[int, int]:
     """``(batch id, sentences already staged)``: a new staged batch, or the unfinished import of
     the same bytes to resume (refused while it is still being written)."""
@@ -222,7 +136,7 @@ def _stage_one(
     engine: Engine,
     project_id: int,
     settings: dict[str, Any],
-    item: _Input,
+    item: ImportInput,
     staged: list[int],
     pairs: list[tuple[int, list[str]]],
     *,
@@ -240,7 +154,7 @@ def _stage_one(
     """Write one file's sentences into a staged batch, ``chunk_size`` sentences per short
     transaction (annotators' writes interleave); they stay invisible until published."""
     fmt = resolve_format(item.source(), fmt)
-    roles, kw = _reader_options(fmt, settings, encoding, columns)
+    roles, kw = reader_options(fmt, settings, encoding, columns)
     with write_transaction(engine) as conn:
         batch_id, done = _open_batch(conn, project_id, item, fmt, split, resume)
         earlier = staged_sentence_ids(conn, batch_id) if done and tags_as == "annotations" else []
@@ -273,7 +187,7 @@ def _stage_one(
         chunk.clear()
 
     repeats = Repeats()
-    for sent in _checked(stream, item.name, fmt):
+    for sent in checked(stream, item.name, fmt):
         if repeats.repeated(sent) and skip_repeats:
             continue
         if tags_as == "annotations" and sent.tags is None:
@@ -300,7 +214,7 @@ def _stage_one(
 def _run(
     engine: Engine,
     project_id: int,
-    items: list[_Input],
+    items: list[ImportInput],
     *,
     format: str | None = None,
     columns: list[str] | None = None,
@@ -374,7 +288,7 @@ def import_file(
     Raises ``CorpusError`` (file, line, problem), ``DuplicateImportError`` or
     ``ImportRunningError``; in every case no sentence of the file becomes visible.
     """
-    return _run(engine, project_id, [_from_path(path)], **options)[0]
+    return _run(engine, project_id, [input_of_path(path)], **options)[0]
 
 
 def import_bytes(
@@ -388,8 +302,8 @@ def import_bytes(
     check_upload_size(len(data), name)
     sources = expand_bytes(bytes(data), name)
     if len(sources) == 1 and sources[0].name == name:
-        return _run(engine, project_id, [_from_bytes(bytes(data), name)], **options)[0]
-    results = _run(engine, project_id, [_from_source(s) for s in sources], **options)
+        return _run(engine, project_id, [input_of_bytes(bytes(data), name)], **options)[0]
+    results = _run(engine, project_id, [input_of_source(s) for s in sources], **options)
     return ImportResult(  # a zip archive imports as one unit: its members' totals
         results[-1].batch_id,
         name,
@@ -405,25 +319,12 @@ def import_bytes(
     )
 
 
-def _from_source(source: Source) -> _Input:
-    if source.path is not None:
-        item = _from_path(source.path)
-    else:
-        with source.open() as handle:
-            item = _from_bytes(handle.read(), source.name)
-    digest = item.content_hash
-    if source.companion is not None:  # the pair's hash: a changed .ann is a new import
-        with source.companion.open() as handle:
-            digest = hashlib.sha256((digest + _scan([handle.read()])[0]).encode()).hexdigest()
-    return _Input(item.data, source.name, digest, item.total_lines, source.companion)
-
-
 def add_sources(
     engine: Engine, project_id: int, sources: Iterable[Source], **options: Any
 ) -> list[ImportResult]:
     """Import several inputs (``cwal.io.bundle.expand`` of a folder or zip): either every one
     becomes visible (in one final transaction) or none does. Options as in :func:`import_file`."""
-    items = [_from_source(s) for s in sources]
+    items = [input_of_source(s) for s in sources]
     if not items:
         raise InvalidValueError("no files to import")
     return _run(engine, project_id, items, **options)
@@ -434,7 +335,7 @@ def add_files(
 ) -> list[ImportResult]:
     """Import several files into an existing project: either every file becomes visible (in one
     final transaction) or none does. Options as in :func:`import_file`."""
-    items = [_from_path(p) for p in paths]
+    items = [input_of_path(p) for p in paths]
     if not items:
         raise InvalidValueError("no files to import")
     return _run(engine, project_id, items, **options)

@@ -7,10 +7,14 @@ repository's; this class only translates between its records and the live servic
 
 from __future__ import annotations
 
+import functools
+import inspect
+import logging
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from cwal import reports
 from cwal.confidence.calibration import MarginMap
@@ -30,12 +34,41 @@ from db.engine import open_database
 from db.repository.base import BUSY_TRY_MS, retry_busy
 from db.repository.views import idle_gate
 
+LOG = logging.getLogger(__name__)
+C = TypeVar("C", bound=type)
+
 
 def _row(e: repo.AnnotationEvent) -> LogRow:
     return LogRow(e.id, e.sentence_id, e.user_id, e.status, e.tags, e.supersedes_id, e.tokens,
                   e.columns)  # fmt: skip
 
 
+def _store_errors(cls: C) -> C:
+    """Every public method of ``cls`` raises ``repo.StoreFailedError`` (its message free of
+    SQL; the driver's error in the server log and as the cause) where the database failed, so
+    that callers above db/ handle store errors without knowing SQLAlchemy."""
+
+    def translated(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(*args, **kwargs)
+            except SQLAlchemyError as exc:
+                LOG.exception("the store's %s failed", method.__name__)
+                raise repo.StoreFailedError(FAILED) from exc
+
+        return call
+
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(member):
+            setattr(cls, name, translated(member))
+    return cls
+
+
+FAILED = "the database could not do it (the details are in the server log)"
+
+
+@_store_errors
 class SqlStore:
     """``cwal.live.Store`` over one engine (SQLite or PostgreSQL); every call commits."""
 
@@ -186,7 +219,9 @@ def live_session(
     lead pages read its model (``db.repository.analysis``), so a project never has two models in
     one process. Built on first use by ``factory()`` (default: over ``engine``, its idle work
     waiting for the pages, ``views.idle_gate``). After a lead renamed, merged or deleted types
-    (in any process) a new session is built from the rewritten log and the old one closed."""
+    (in any process) a new session is built from the rewritten log and the old one closed.
+    Sessions are kept per engine object: a process holds one engine per database (the app's
+    ``ui.state.engine``), and every caller passes that one."""
     revision = int(repo.get_project(engine, project_id).settings.get("labels_revision", 0))
     if factory is None:
         factory = lambda: ProjectSession(SqlStore(engine), project_id, idle_gate=idle_gate)  # noqa: E731

@@ -80,14 +80,12 @@ def on_action() -> None:
     memo["rev"] += 1
     if isinstance(action, dict) and action.get("kind") == "undo":
         undone = state.service().undo_fix(user, project.id)
-        if undone is not None:
-            st.session_state[OPEN_KEY] = undone
+        if undone is None:
+            memo["message"] = "Nothing to undo."
+            return
+        st.session_state[OPEN_KEY] = undone
         memo["message"] = (
-            "Nothing to undo."
-            if undone is None
-            else (
-                f"Undid your last label (sentence #{undone}): it has its labels from before again."
-            )
+            f"Undid your last label (sentence #{undone}): it has its labels from before again."
         )
         return
     sid = memo.get("open")

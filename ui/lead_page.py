@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import streamlit as st
-from sqlalchemy import Engine
 
+from db import Database
 from db import repository as repo
 from db.repository import analysis
 from ui import auth
@@ -23,7 +23,7 @@ def open_lead_page(title: str) -> tuple[repo.UserInfo, object]:
     return user, project
 
 
-def refresh_note(engine: Engine, project_id: int, version: int) -> None:
+def refresh_note(engine: Database, project_id: int, version: int) -> None:
     """Say so when the page shows a model a few labels old while the newest is being read."""
     if analysis.refreshing(engine, project_id):
         st.caption(

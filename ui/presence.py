@@ -17,10 +17,9 @@ import threading
 from collections.abc import Callable
 
 import streamlit as st
-from sqlalchemy.engine import Engine
 
 from cwal.supervisor import SUPERVISOR
-from db import database_url
+from db import Database, database_url
 from db import repository as repo
 from ui import state
 
@@ -51,7 +50,7 @@ def register(user_id: int | None) -> None:
         _GONE.discard(session)
 
 
-def sweep(engine: Engine, connected: Callable[[str], bool]) -> list[int]:
+def sweep(engine: Database, connected: Callable[[str], bool]) -> list[int]:
     """One pass: forget sessions found disconnected twice in a row; release the leases of every
     user left without a session. The users whose leases were released."""
     with _LOCK:
@@ -73,7 +72,7 @@ def _connected(session_id: str) -> bool:
     return runtime.get_instance().is_active_session(session_id)
 
 
-def _loop(engine: Engine, stop: threading.Event) -> None:
+def _loop(engine: Database, stop: threading.Event) -> None:
     from streamlit import runtime
 
     while not stop.wait(SWEEP_S):
@@ -86,7 +85,7 @@ def _loop(engine: Engine, stop: threading.Event) -> None:
 
 
 @st.cache_resource(show_spinner=False)
-def _started(url: str, _engine: Engine) -> threading.Event:
+def _started(url: str, _engine: Database) -> threading.Event:
     stop = threading.Event()
     SUPERVISOR.start("cwal-presence", _loop, _engine, stop, stop=stop.set)
     return stop

@@ -6,10 +6,9 @@ from __future__ import annotations
 import logging
 
 import streamlit as st
-from sqlalchemy import Engine
 
 from cwal.live import ProjectSession
-from db import database_url, open_database
+from db import Database, database_url, open_database
 from db import repository as repo
 from db.engine import DatabaseDamagedError
 from db.repository.views import idle_gate
@@ -22,11 +21,11 @@ USER_KEY = "cw_user_id"  # the signed-in user's id (``ui.auth`` sets and checks 
 
 
 @st.cache_resource(show_spinner="Opening the database…")
-def _engine(url: str) -> Engine:
+def _engine(url: str) -> Database:
     return open_database(url)
 
 
-def engine() -> Engine:
+def engine() -> Database:
     """The engine for ``CWAL_DATABASE_URL`` (migrated to head on first use in this process)."""
     return _engine(database_url())
 
@@ -51,7 +50,7 @@ def check_database() -> None:
         st.stop()
 
 
-def open_live_session(engine: Engine, project_id: int) -> ProjectSession:
+def open_live_session(engine: Database, project_id: int) -> ProjectSession:
     """A new live session of the project over the SQL store (``live`` keeps one per project)."""
     # its idle feature extraction waits while a page is run or drawn (or the lead views warmed)
     return ProjectSession(SqlStore(engine), project_id, idle_gate=idle_gate)

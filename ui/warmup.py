@@ -17,10 +17,9 @@ import time
 from contextlib import AbstractContextManager
 
 import streamlit as st
-from sqlalchemy import Engine
 
 from cwal.supervisor import SUPERVISOR
-from db import database_url
+from db import Database, database_url
 from db.repository.views import FOREGROUND, WARMING
 from ui import state
 
@@ -33,7 +32,7 @@ def page_run() -> AbstractContextManager[None]:
 
 
 @st.cache_resource(show_spinner=False)
-def _warm_up(url: str, _engine: Engine) -> threading.Thread:
+def _warm_up(url: str, _engine: Database) -> threading.Thread:
     stop = threading.Event()
     return SUPERVISOR.start("cwal-warm-up", warm_up, _engine, stop, stop=stop.set)
 
@@ -44,7 +43,7 @@ def start() -> threading.Thread:
     return _warm_up(database_url(), state.engine())
 
 
-def warm_up(engine: Engine, stop: threading.Event | None = None) -> dict[str, float]:
+def warm_up(engine: Database, stop: threading.Event | None = None) -> dict[str, float]:
     """Import and draw once, then compute the views of ``warm.warm_projects``; seconds per
     step (a failure is logged: the pages then compute what they need themselves). ``stop``
     set: the views not started yet are left to the pages."""

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from cwal.decode._kbest import kbest_kernel
+from cwal.decode._kbest import kbest_kernel, n_labelings
 
 UNIFORM, POSITIVE, SOFTMAX = 0, 1, 2  # how kbest_vote_kernel weighs the k best labelings
 
@@ -279,17 +279,6 @@ def kd_vote_kernel(local, tok_offsets, sent_offsets, Emean, Z, AK, yhat, mode, c
 
 
 @numba.njit(cache=True, nogil=True)
-def _n_labelings(L, n, k):
-    """``min(k, L**n)`` without overflow."""
-    total = 1
-    for _ in range(n):
-        total *= L
-        if total >= k:
-            return k
-    return total
-
-
-@numba.njit(cache=True, nogil=True)
 def kbest_vote_kernel(E, sent_offsets, A, k, weighting, scale):
     """Label shares of the k best labelings of every sentence: ``dist (n_tok, L)``.
 
@@ -303,7 +292,7 @@ def kbest_vote_kernel(E, sent_offsets, A, k, weighting, scale):
         t1 = sent_offsets[b + 1]
         if t1 == t0:
             continue
-        labels, scores = kbest_kernel(E[t0:t1], A, _n_labelings(L, t1 - t0, k))
+        labels, scores = kbest_kernel(E[t0:t1], A, n_labelings(L, t1 - t0, k))
         m = labels.shape[0]
         w = np.ones(m)
         if weighting == POSITIVE:

@@ -49,6 +49,18 @@ def _merge(sc, cnt, t, trans, k, ptr, head, out_sc, out_lab, out_rank):
 
 
 @numba.njit(cache=True, nogil=True)
+def n_labelings(L, n, cap):
+    """``min(L ** n, cap)`` without overflow: how many labelings a k-best search of an
+    ``n``-token sentence over ``L`` labels can return at most (``cap`` = the k asked)."""
+    total = 1
+    for _ in range(n):
+        total *= L
+        if total >= cap:
+            return cap
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
 def kbest_kernel(E, A, k):
     """The ``min(k, L**n)`` best distinct labelings of ``E`` (n >= 1) and their scores."""
     n, L = E.shape

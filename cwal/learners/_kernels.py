@@ -15,7 +15,7 @@ import math
 import numba
 import numpy as np
 
-from cwal.decode._kbest import kbest_kernel
+from cwal.decode._kbest import kbest_kernel, n_labelings
 from cwal.decode._viterbi import emissions_kernel
 
 PERCEPTRON, PA, CW_VAR, CW_STDEV, AROW = 0, 1, 2, 3, 4
@@ -187,17 +187,6 @@ def hamming(y, z):
         if y[p] != z[p]:
             d += 1
     return d
-
-
-@numba.njit(cache=True, nogil=True)
-def n_labelings(L, n, cap):
-    """``min(L ** n, cap)`` without overflow."""
-    total = 1
-    for _ in range(n):
-        total *= L
-        if total >= cap:
-            return cap
-    return total
 
 
 @numba.njit(cache=True, nogil=True)

@@ -42,9 +42,9 @@ import math
 import numba
 import numpy as np
 
-from cwal.decode._kbest import kbest_kernel
+from cwal.decode._kbest import kbest_kernel, n_labelings
 from cwal.decode._viterbi import emissions_kernel
-from cwal.learners._kernels import difference, hamming, n_labelings, shrink
+from cwal.learners._kernels import difference, hamming, shrink
 
 C_SPV, L_SPV, MEC = 0, 1, 2
 GAUSSIAN, LAPLACIAN = 0, 1

@@ -21,6 +21,7 @@ from db.repository.base import (
     InvalidValueError,
     NotFoundError,
     StoreError,
+    StoreFailedError,
 )
 from db.repository.checkpoints import (
     CheckpointInfo,
@@ -208,6 +209,7 @@ __all__ = [
     "STATUSES",
     "SimulationRunInfo",
     "StoreError",
+    "StoreFailedError",
     "StoredSentence",
     "UndoResult",
     "UserInfo",

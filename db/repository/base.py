@@ -52,6 +52,12 @@ class DatabaseBusyError(StoreError):
     """A write that still found the database locked after the bounded retries."""
 
 
+class StoreFailedError(StoreError):
+    """The database could not carry out an operation (a disk, connection or server failure);
+    the live store (``db.store.SqlStore``) raises it in place of the driver's error, which the
+    server's log keeps. Its message says nothing of the SQL."""
+
+
 class InvalidValueError(StoreError, ValueError):
     """A value the store refuses: bad name, tags of the wrong length, unknown tag, bad setting."""
 

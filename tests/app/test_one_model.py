@@ -4,12 +4,14 @@ the pages read that session's model (its version), they never build a second one
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 
 import pytest
 
 from cwal.learners import SequenceLearner
 from cwal.live import ProjectSession
+from db import exports
 from db.repository import analysis
 from db.store import standalone_model
 from tests.app.test_lead_pages import run_lead
@@ -57,9 +59,12 @@ def test_lead_pages_read_the_annotators_model(store, users, demo, built) -> None
     assert live.status()["model_version"] == 6
     for page in LEAD_PAGES:
         run_lead(page, users.lead.id)
-    analysis.wait_fresh(store.engine, demo, 60)  # the prefetched model view too
-    view = analysis.model_view(store.engine, demo)
+    engine = state.engine()  # the app's one engine per database: its sessions' key
+    analysis.wait_fresh(engine, demo, 60)  # the prefetched model view too
+    view = analysis.model_view(engine, demo)
     assert view.state.version == 6 and len(view.labeled)  # the pages read a trained model
+    out = io.StringIO()  # the Export page's predictions read the same session, batch by batch
+    assert exports.export_annotations(engine, demo, out, "jsonl", what="predictions") > 300
     assert built["sessions"] == Counter({demo: 1})
     assert sum(built["learners"].values()) == 1
     assert state.live(demo) is live
