@@ -118,7 +118,7 @@ def main() -> None:
             times.append(time.perf_counter() - start)
             recounted.append(live.recounted)
         warm_s = statistics.median(times)
-        boot_s = _median(lambda: counts_table(live._counts))
+        boot_s = _median(lambda: counts_table(live.counts))
         adjud_s = _median(lambda: repo.disagreements(engine, project))
         n_disagree = len(repo.disagreements(engine, project, limit=10**9))
     rows = [

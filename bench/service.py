@@ -326,6 +326,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--import-size", type=int, default=None,
                         help="sentences of the concurrent import (default 1,000,000; --quick 50,000)")  # fmt: skip
     parser.add_argument("--no-import", action="store_true", help="skip the import cells")
+    parser.add_argument("--no-latency", action="store_true", help="skip the latency cells")
     parser.add_argument("--no-cold", action="store_true",
                         help="skip the cold-start cells (fresh install, empty numba cache)")  # fmt: skip
     parser.add_argument("--baseline", action="store_true",
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         corpus = pool(10_000, folder)
-        for kind in kinds:
+        for kind in [] if args.no_latency else kinds:
             for n_ann in (int(a) for a in args.annotators.split(",")):
                 for fixed in (True, False) if args.baseline and kind == "postgres" else (True,):
                     rows.append(latency_cell(kind, n_ann, corpus, args, folder, fixed))

@@ -233,7 +233,7 @@ def add_parser(subparsers: Any) -> None:
                         "clusters from, besides the training file's text")  # fmt: skip
     t.add_argument("--no-clusters", action="store_true",
                    help="no word-cluster features (default: learned from the text for the "
-                        "chunk template, whose dev-tuned defaults use them)")  # fmt: skip
+                        "chunk and ner templates, whose dev-tuned defaults use them)")  # fmt: skip
     t.add_argument("--no-documents", action="store_true",
                    help="no document features (default for the ner template: how each word "
                         "is written elsewhere in its -DOCSTART- document, else in its block "

@@ -210,3 +210,23 @@ def test_choose_epochs_picks_the_count_on_a_carved_split_then_retrains_on_all(
     again = make("arow", template="chunk", **params).fit(sents, epochs=best)
     saved = load(model)
     np.testing.assert_allclose(saved.averaged()[0], again.averaged()[0])
+
+
+def test_ner_models_use_document_features_unless_told_not_to(tmp_path: Path, capsys) -> None:
+    """The ner defaults add the document features (how each word is written elsewhere in its
+    -DOCSTART- document); ``--no-documents`` leaves them out."""
+    from cwal.learners import load
+
+    train, model = tmp_path / "train.txt", tmp_path / "m.npz"
+    write_ner_corpus(train, 40, 1)
+    train.write_text("-DOCSTART- O\n\n" + train.read_text("utf-8"), "utf-8")
+    argv = ["train", "--train", str(train), "--model", str(model), "--features", "ner",
+            "--epochs", "2", "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    got = load(model)
+    assert got.params["documents"] and any(s.startswith("dcase=") for s in got.features_.strings)
+    assert main([*argv, "--no-documents"]) == 0
+    got = load(model)
+    assert not got.params["documents"]
+    assert not any(s.startswith("dcase") for s in got.features_.strings)
+    capsys.readouterr()

@@ -83,14 +83,16 @@ map of the first 50 labels' prequential records of other corpora pooled (trainin
 AROW, the app's defaults, tag set given up front): demo (-0.79, 26.3) (-0.74, 25.9), ned.train
 (-1.11, 25.1) (-0.77, 24.7), CoNLL-2000 train NP (-0.42, 16.2) (-0.10, 14.5), pooled (-0.585,
 20.294): a tie (Delta = 0) is right 36% of the time, a margin of 0.1 (a few votes' worth) 87%.
-``c``: each record of ned.train and CoNLL-2000 NP fitted alone under a vague prior
-(``bench/early_calibration.py --fit-prior``) gives c 0.86 (median; sd 0.76) after 10 labels and
-0.41 (sd 0.47) after 20: a model that has learned twice as many labels is right more often at the
-same margin, by about e^(0.4 log 2) = 1.3 in the odds."""
+``(a, b)`` were fitted without the age term and kept. ``c``: each record of demo, ned.train and
+CoNLL-2000 NP fitted alone under a vague prior (``bench/early_calibration.py --fit-prior --seeds 3
+--pool 1000``) gives c 0.72 (mean; sd 0.39, all 9 positive) after 10 labels (``--max-labels 10``)
+and 0.02 (sd 0.66; ned's three negative, np's positive) after 20: the first labels' models improve
+fastest. c = 0.4: a model that has learned twice as many labels is right more often at the same
+margin, by about e^(0.4 log 2) = 1.3 in the odds."""
 PRIOR_SD = (0.5, 5.0, 1.0)
-"""Prior sd of ``a``, ``b`` and ``c``: about the spread of the fits above, so a new project starts
-from what other corpora's first labels showed and its own record takes over as it grows (a few
-hundred informative tokens outweigh it). The former weak prior (mean (0, 2), sd 10) left the
+"""Prior sd of ``a``, ``b`` and ``c``: about the spread of the fits above (c's covers both
+stages), so a new project starts from what other corpora's first labels showed and its own record
+takes over as it grows (a few hundred informative tokens outweigh it). The former weak prior (mean (0, 2), sd 10) left the
 first labels' map to a handful of sentences: on esp, whose first served sentences are mostly O,
 ECE .28 and an estimate 28 points low after 10 labels. Checked on 14 replays of demo, ned.train
 and CoNLL-2000 NP (worst replay's token ECE on 600 pool sentences after 10 / 20 / 50 / 200 / 500

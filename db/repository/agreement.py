@@ -117,6 +117,11 @@ class LiveAgreement:
         self._replicates = 0  # those of ``_table``
         self.recounted = 0  # rows recounted by the newest call that changed anything
 
+    @property
+    def counts(self) -> SentenceCounts | None:
+        """The per-sentence counts as of the newest :meth:`table` (None before the first)."""
+        return self._counts
+
     def table(self, replicates: int = 1000) -> pd.DataFrame:
         """The agreement table as of the newest annotation (``cwal.measures.agreement``)."""
         with self._lock:

@@ -1,7 +1,7 @@
 """The ranked hand-out: up to ``n`` sentences leased in three statements, whatever the ranking's
 length (``leases.lease_many`` and ``lease_next`` with candidates; the live service's ``next``).
 
-1. drop the annotator's leases on sentences no longer free for them (labeled meanwhile);
+1. drop the annotator's leases on sentences labeled meanwhile (an index lookup per lease);
 2. pick the first ``n`` free sentences, their own live leases first (oldest first) then the
    ranking's order, locking them (PostgreSQL: ``FOR NO KEY UPDATE SKIP LOCKED``, so concurrent
    hand-outs pass over each other's picks);
@@ -25,14 +25,13 @@ from sqlalchemy import (
     bindparam,
     delete,
     func,
-    not_,
     or_,
     select,
     union_all,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
-from db.models import Lease, Sentence, UTCDateTime
+from db.models import Annotation, Lease, Sentence, UTCDateTime
 from db.repository.state import available
 
 _P = bindparam("project_id", type_=Integer)
@@ -55,11 +54,23 @@ def _id_list(dialect: str, name: str):
 
 def _ranked_statements(dialect: str, insert_fn):
     free = available(_P, _U, _NOW)
-    mine = select(Lease.sentence_id).where(Lease.project_id == _P, Lease.user_id == _U)
-    gone = select(Sentence.id).where(Sentence.id.in_(mine), not_(free))
-    drop = delete(Lease).where(
-        Lease.project_id == _P, Lease.user_id == _U, Lease.sentence_id.in_(gone)
+    # per own lease (usually none): an index lookup of the sentence's labels
+    undo = Annotation.__table__.alias("undo_row")
+    retracted = (
+        select(undo.c.supersedes_id)
+        .where(undo.c.sentence_id == Lease.sentence_id, undo.c.status == "undone")
+        .correlate_except(undo)
     )
+    labeled = (
+        select(Annotation.id)
+        .where(
+            Annotation.sentence_id == Lease.sentence_id,
+            Annotation.status == "submitted",
+            Annotation.id.not_in(retracted.where(undo.c.supersedes_id.is_not(None))),
+        )
+        .exists()
+    )
+    drop = delete(Lease).where(Lease.project_id == _P, Lease.user_id == _U, labeled)
     own = select(
         Lease.sentence_id.label("id"),
         (func.row_number().over(order_by=(Lease.leased_at, Lease.sentence_id)) - 2**30).label(

@@ -62,5 +62,5 @@ class FakeSession:
     def status(self) -> dict:
         return {"model_version": 1}
 
-    def close(self) -> None:
+    def close(self, timeout: float | None = None) -> None:
         """Nothing runs in the background."""

@@ -223,3 +223,17 @@ def test_a_long_ranking_is_searched_past_its_top(engine, project, people, corpus
     assert got == ranking[90:93]
     again = lease_many(engine, project, people["bob"], 3, ranking, now=T0)
     assert sorted(again) == sorted(got)  # their own leases first (leased together: by id)
+
+
+def test_the_ranked_hand_out_drops_own_leases_labeled_meanwhile(engine, project, people, ids):
+    """A lease of theirs on a sentence someone else labeled is dropped, not handed out again;
+    a sentence whose label was undone and leased back to them is theirs first."""
+    ranking = ids[::-1]
+    (held,) = lease_many(engine, project, people["ann"], 1, ranking, ttl=3600, now=T0)
+    submit_annotation(engine, held, people["lea"], TAGS, now=T0)  # a lead's fix, say
+    (moved,) = lease_many(engine, project, people["ann"], 1, ranking, ttl=3600, now=T0)
+    assert (held, moved) == (ranking[0], ranking[1])
+    assert {x.sentence_id for x in active_leases(engine, project, now=T0)} == {moved}
+    submit_annotation(engine, moved, people["ann"], TAGS, now=T0)
+    assert undo_last(engine, project, people["ann"], lease_ttl=60, now=T0).leased
+    assert lease_many(engine, project, people["ann"], 2, ranking, now=T0) == [moved, ranking[2]]
