@@ -12,7 +12,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from cwal.live.queue import background_thread
+import numba
+
 from cwal.supervisor import SUPERVISOR
 
 
@@ -37,7 +38,7 @@ class Learner:
             self._cond.notify_all()
 
     def _run(self) -> None:
-        background_thread(nice=0)  # short steps on the way to a fresh ranking: no lower priority
+        numba.set_num_threads(1)  # short steps on the way to a fresh ranking: priority unchanged
         while True:
             with self._cond:
                 while not self._pending and not self._stop:

@@ -266,7 +266,7 @@ class ProjectSession:
     def skip(self, sentence_id: int, annotator_id: int) -> None:
         """Release the lease and record the skip (the sentence is not offered to them again)."""
         self.store.skip(sentence_id, annotator_id)
-        self.sync()
+        self.learner.wake()
 
     def undo(self, annotator_id: int) -> int | None:
         """Retract the annotator's newest submission or skip; the model is rebuilt without it

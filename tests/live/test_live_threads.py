@@ -50,3 +50,30 @@ def test_closing_a_session_joins_all_its_threads_within_two_seconds(make_project
     live.close(timeout=2.0)
     assert time.monotonic() - start < 2.0
     assert not any(t.is_alive() for t in live.threads)
+
+
+def test_requests_do_not_wait_for_the_model(make_project) -> None:
+    """While the live model is held (an update, a retrain's swap or a ranking's snapshot hold
+    its lock), a submit is committed and returned and a next is served from the current
+    ranking; the learner applies the label once the lock is free."""
+    p = make_project(n=60)
+    live = p.session()
+    annotate(live, p, "ann", 2)  # past the cold start
+    live.wait_idle()
+    (sug,) = live.next(p.users["bob"])
+    version = live.status()["model_version"]
+    done: dict[str, object] = {}
+
+    def request() -> None:
+        done["id"] = live.submit(sug.sentence_id, p.gold[sug.sentence_id], p.users["bob"])
+        done["next"] = live.next(p.users["bob"])[0]
+
+    with live._lock:  # the model is busy for as long as this block runs
+        worker = threading.Thread(target=request)
+        worker.start()
+        worker.join(timeout=10)
+        assert not worker.is_alive()  # both returned while the model was held
+        assert live.live.version == version  # and the label is not applied yet
+    assert done["next"].sentence_id != sug.sentence_id
+    assert live.learner.wait(timeout=30)
+    assert live.status()["model_version"] == version + 1
