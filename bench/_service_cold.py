@@ -18,7 +18,7 @@ t0 = time.perf_counter()
 from db.engine import open_database
 from db.imports import import_file
 from db.repository import add_user, create_project, list_sentences
-from db.store import open_session
+from db.store import live_session
 t_import = time.perf_counter()
 url, schema, corpus, settings = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 engine = open_database(url, schema=None if schema == "-" else schema)
@@ -27,7 +27,7 @@ pid = create_project(engine, "first", settings)
 import_file(engine, pid, corpus)
 gold = {s.id: s.gold_tags for s in list_sentences(engine, pid)}
 t1 = time.perf_counter()
-session = open_session(engine, pid)
+session = live_session(engine, pid)
 (sug,) = session.next(user)
 t2 = time.perf_counter()
 session.submit(sug.sentence_id, gold[sug.sentence_id], user, 1.0)

@@ -133,7 +133,7 @@ def estimate_curve(home: Path, corpus: str, n_label: int, n_pool: int) -> list[d
     from db import repository as repo
     from db.repository import analysis
     from db.service import install_demo
-    from db.store import open_session
+    from db.store import close_session, live_session
 
     url = f"sqlite:///{home / f'{corpus}.sqlite3'}"
     engine = open_database(url)
@@ -160,7 +160,7 @@ def estimate_curve(home: Path, corpus: str, n_label: int, n_pool: int) -> list[d
         evals = "".join(json.dumps({"tokens": s.tokens, "tags": s.tags}) + "\n" for s in dev)
         imports.import_bytes(engine, project, evals.encode(), "eval.jsonl", split="eval")
         gold = {tuple(s.tokens): s.tags for s in pool}
-    service = open_session(engine, project)
+    service = live_session(engine, project)
     start = time.perf_counter()
     for i in range(n_label):
         got = service.next(user)
@@ -173,7 +173,7 @@ def estimate_curve(home: Path, corpus: str, n_label: int, n_pool: int) -> list[d
             print(f"{corpus}: {i + 1} labeled, {time.perf_counter() - start:.0f} s",
                   file=sys.stderr)  # fmt: skip
     service.wait_idle(600)
-    service.close()
+    close_session(engine, project)
 
     settings = repo.get_project(engine, project).settings
     log = analysis.label_log(engine, project)

@@ -20,7 +20,6 @@ from cwal import reports
 from cwal.confidence.calibration import MarginMap
 from cwal.live import (
     CheckpointMeta,
-    LiveConfig,
     LogRow,
     PoolSentence,
     PredictionRow,
@@ -30,7 +29,6 @@ from cwal.live import (
 )
 from cwal.live.replay import valid_base
 from db import repository as repo
-from db.engine import open_database
 from db.repository.base import BUSY_TRY_MS, retry_busy
 from db.repository.views import idle_gate
 
@@ -190,28 +188,6 @@ class SqlStore:
         return repo.calibration_keys(self.engine, project_id)
 
 
-def database_key(database: str | Engine) -> str | Engine:
-    """What the process's live sessions are kept under: the URL given, or the engine object (one
-    per database in the app, ``ui.state.engine``; a URL may name several schemas in tests)."""
-    return database
-
-
-def open_session(
-    database: str | Engine, project_id: int, *, config: LiveConfig | None = None, **overrides: Any
-) -> ProjectSession:
-    """The process's live session of a project (built on first use, then shared).
-
-    ``database`` is a URL (opened and migrated on first use) or an engine; sessions are keyed by
-    that URL string or engine object and the project id.
-    """
-
-    def factory() -> ProjectSession:
-        engine = open_database(database) if isinstance(database, str) else database
-        return ProjectSession(SqlStore(engine), project_id, config=config, **overrides)
-
-    return get_session(database_key(database), project_id, factory)
-
-
 def live_session(
     engine: Engine, project_id: int, factory: Callable[[], ProjectSession] | None = None
 ) -> ProjectSession:
@@ -225,13 +201,13 @@ def live_session(
     revision = int(repo.get_project(engine, project_id).settings.get("labels_revision", 0))
     if factory is None:
         factory = lambda: ProjectSession(SqlStore(engine), project_id, idle_gate=idle_gate)  # noqa: E731
-    return get_session(database_key(engine), project_id, factory, revision)
+    return get_session(engine, project_id, factory, revision)
 
 
 def close_session(engine: Engine, project_id: int) -> None:
     """Close the project's live session; the next ``live_session`` opens a fresh one (after new
     files or new settings, which a running session does not pick up)."""
-    drop_session(database_key(engine), project_id)
+    drop_session(engine, project_id)
 
 
 def standalone_model(engine: Engine, project_id: int) -> reports.ModelState:

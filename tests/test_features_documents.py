@@ -245,3 +245,17 @@ def test_a_version_4_model_file_still_loads() -> None:
     old = type(model).from_bytes(buf.getvalue())
     assert not old.features_.documents and old.params["documents"] is False
     assert old.predict(_toy(5)) == model.predict(_toy(5))
+
+
+def test_every_learner_accepts_the_tuned_defaults_of_every_template() -> None:
+    """The ner defaults turn document features on; a learner with its own batch fit
+    (maxent-l1) gets neither them nor clusters, and every learner can be made with them."""
+    from cwal.learners import LEARNERS, recommended
+
+    for template in ("chunk", "ner"):
+        for name in LEARNERS:
+            params = recommended(template, name)
+            model = make(name, template=template, **params)
+            want = template == "ner" and name != "maxent-l1"
+            assert model.params.get("documents", False) is want, (template, name)
+            assert model.features_.documents is want

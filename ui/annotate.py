@@ -10,14 +10,11 @@ Enter, a stale tab) is ignored.
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 from collections.abc import MutableMapping
 from datetime import datetime
 from typing import Any
-
-from sqlalchemy.exc import SQLAlchemyError
 
 from cwal.live.prefill import prefill_tags as confident_prefill
 from db import repository as repo
@@ -25,7 +22,6 @@ from db.models import utcnow
 from db.service import entity_types
 from ui import editor, state
 
-LOG = logging.getLogger(__name__)
 MAX_SECONDS = 6 * 3600.0
 AHEAD = 3  # sentences leased to the annotator at a time: the current one and two more
 
@@ -218,15 +214,8 @@ class Annotator:
             else:
                 return
             queue.pop(0)
-        except (ValueError, repo.StoreError) as exc:
+        except (ValueError, repo.StoreError) as exc:  # a driver failure: StoreFailedError
             self.s["message"] = f"Not saved: {exc}"
-            self._keep(tags)
-        except SQLAlchemyError:
-            LOG.exception("saving an annotation failed")
-            self.s["message"] = (
-                "Not saved: the database could not store it (the details are in the server "
-                "log); your labels are still here, press Enter to try again."
-            )
             self._keep(tags)
 
     def _keep(self, tags: list[str] | None) -> None:

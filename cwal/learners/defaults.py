@@ -73,7 +73,7 @@ _TEMPLATE: dict[str, dict[str, Any]] = {
     "chunk": {"encoding": "bioes", "min_count": 2, "clusters": True},
     "ner": {"encoding": "raw", "min_count": 1, "documents": True, "clusters": True},
 }
-_NO_CLUSTERS = {"maxent-l1"}  # learners whose own fit learns no word clusters
+_NO_CLUSTERS = {"maxent-l1"}  # learners whose own fit learns no word clusters nor documents
 _LEARNER: dict[str, dict[str, Any]] = {
     "arow": {"c": 1.0},
     "cw": {"eta": 0.9, "form": "stdev"},
@@ -109,4 +109,5 @@ def recommended(template: str, learner: str | None = None) -> dict[str, Any]:
     out = {**_TEMPLATE[template], **_LEARNER[learner], **_BOTH.get((template, learner), {})}
     if learner in _NO_CLUSTERS:
         out.pop("clusters", None)
+        out.pop("documents", None)
     return out

@@ -199,8 +199,6 @@ def test_md_escapes_every_markdown_and_html_character(text: str) -> None:
 
 @pytest.mark.parametrize("failure", ["busy", "database"])
 def test_a_failed_save_keeps_the_labels_on_screen(store, annotator, monkeypatch, failure) -> None:
-    from sqlalchemy.exc import OperationalError
-
     ann, session = annotator
     cur = ann.current()
     n = len(cur["tokens"])
@@ -208,7 +206,7 @@ def test_a_failed_save_keeps_the_labels_on_screen(store, annotator, monkeypatch,
     def refuse(*args, **kwargs):
         if failure == "busy":
             raise repo.DatabaseBusyError("the database stayed busy, so the label was not saved")
-        raise OperationalError("INSERT ...", {}, Exception("disk I/O error"))
+        raise repo.StoreFailedError("the database could not do it (details in the server log)")
 
     monkeypatch.setattr(session, "submit", refuse)
     ann.handle({"kind": "submit", "sid": cur["sid"], "spans": [["LOC", 0, 2]], "seconds": 2})

@@ -181,13 +181,13 @@ def test_two_sessions_on_one_database_stay_consistent(make_project) -> None:
     assert_same_model(b.model, reference)
 
 
-def test_open_session_keeps_one_session_per_project(make_project) -> None:
-    from db.store import open_session
+def test_live_session_keeps_one_session_per_project(make_project) -> None:
+    from db.store import live_session
 
     p, q = make_project(name="one"), make_project(name="two")
-    first = open_session(p.engine, p.id)
-    assert open_session(p.engine, p.id) is first  # what st.cache_resource holds per process
-    other = open_session(p.engine, q.id)
+    first = live_session(p.engine, p.id)
+    assert live_session(p.engine, p.id) is first  # the process's one session of the project
+    other = live_session(p.engine, q.id)
     assert other is not first and other.project_id == q.id
     (sug,) = first.next(p.users["ann"])
     assert sug.sentence_id in p.gold
