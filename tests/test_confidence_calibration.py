@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 from sklearn.isotonic import IsotonicRegression
 
-from cwal.confidence.calibration import PRIOR, CalibrationMap, MarginMap, isotonic
+from cwal.confidence.calibration import (
+    CONSOLIDATED,
+    PRIOR,
+    CalibrationMap,
+    MarginMap,
+    isotonic,
+)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -144,3 +150,31 @@ def test_margin_map_extrapolates_to_the_current_model():
     assert float(np.mean(fitted(fresh))) == pytest.approx(expected, abs=0.02)
     static = MarginMap.fit(record, aged=False)  # no age term: as if one model made the record
     assert static.c == 0.0 and float(np.mean(static(fresh))) < expected - 0.04
+
+
+def test_a_consolidated_model_gets_its_own_shift():
+    """Entries 0-29 come from single-pass models, 30-59 from a consolidated one that is less
+    often right at the same margin (logit shift -1.5). Told where the consolidation began, the
+    fit recovers the shift and maps the current model's tokens to their accuracy; told it began
+    only now (no entry of its own yet), the map is the earlier models' shifted by the prior's d."""
+    rng = np.random.default_rng(11)
+    a, b = 0.5, 2.0
+
+    def truth(delta, shift):
+        return 1 / (1 + np.exp(-(a + shift + b * np.log1p(delta))))
+
+    record = []
+    for j in range(60):
+        delta = rng.exponential(0.5, 400)
+        record.append((delta, rng.random(400) < truth(delta, -1.5 if j >= 30 else 0.0)))
+    fresh = rng.exponential(0.5, 20_000)
+    plain = MarginMap.fit(record, aged=False)
+    split = MarginMap.fit(record, aged=False, consolidated=30)
+    expected = float(np.mean(truth(fresh, -1.5)))
+    assert float(np.mean(split(fresh))) == pytest.approx(expected, abs=0.015)
+    assert float(np.mean(plain(fresh))) > expected + 0.04  # the earlier models' surer map
+    assert split.a == pytest.approx(a - 1.5, abs=0.2) and split.b == pytest.approx(b, abs=0.2)
+    just = MarginMap.fit(record[:30], aged=False, consolidated=30)
+    before = MarginMap.fit(record[:30], aged=False)
+    assert just.a == pytest.approx(before.a + CONSOLIDATED[0], abs=0.05)
+    assert just.b == pytest.approx(before.b)

@@ -4,7 +4,9 @@ Before the session learns its own submission it snapshots the model's rows for t
 (a :class:`Snapshot`); the recorder's thread turns each snapshot into the record: the predicted
 tags, each token's Delta and the calibrated confidence that was shown, logged to the store, and
 KD agreement over the s grid (``PrequentialRecord``) that tunes the ranking's noise scale s. The
-calibration map (``MarginMap``) is refitted on the record after every label.
+calibration map (``MarginMap``) is refitted on the record after every label, and again when the
+live model comes to descend from a consolidation (a model retrained for several epochs is surer
+at the same margin than the single-pass models whose predictions the record holds).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import numpy as np
 from cwal.confidence.calibration import MarginMap
 from cwal.live import kd
 from cwal.live.consolidation import PrequentialRecord
-from cwal.live.protocol import LogRow, PredictionRow, Store
+from cwal.live.protocol import CheckpointMeta, LogRow, PredictionRow, Store
 from cwal.live.queue import background_thread
 from cwal.live.scoring import MAX_KEY, prequential, seed_of
 from cwal.supervisor import SUPERVISOR
@@ -37,19 +39,26 @@ class Snapshot:
 class Recorder:
     """One project's prequential record, kept by a thread (``cwal-recorder``).
 
-    ``on_tuned(s_pc, s_fixed)`` receives the noise scales tuned on the record after each label.
+    ``on_tuned(s_pc, s_fixed)`` receives the noise scales tuned on the record after each label;
+    ``base()`` is the checkpoint the live model was built from (None: no consolidation yet).
     """
 
     def __init__(
-        self, store: Store, project_id: int, k: int, on_tuned: Callable[[float, float], None]
+        self,
+        store: Store,
+        project_id: int,
+        k: int,
+        on_tuned: Callable[[float, float], None],
+        base: Callable[[], CheckpointMeta | None] = lambda: None,
     ) -> None:
         self.store, self.project_id, self.k = store, project_id, k
-        self.on_tuned = on_tuned
+        self.on_tuned, self._base = on_tuned, base
         self.record = PrequentialRecord()
         self.error: Exception | None = None
         self._lock = threading.Lock()
         self._keys: list[tuple[np.ndarray, np.ndarray]] = []
-        self.calibration = MarginMap()  # the prior until reload reads the record
+        self._first: tuple[int | None, int | None] = (None, None)  # base id, its first entry
+        self._map: tuple[MarginMap, int | None] = (MarginMap(), None)  # the prior until reload
         self.reload()
         self._jobs: stdqueue.Queue[Snapshot | None] = stdqueue.Queue()
         self._stopped, self._stop_lock = False, threading.Lock()
@@ -81,7 +90,35 @@ class Recorder:
             record = [(np.asarray(k, float), np.asarray(c, bool))
                       for k, c in self.store.calibration_keys(self.project_id)]  # fmt: skip
             self._keys = record
-            self.calibration = MarginMap.fit(record)
+            self._refit()
+
+    @property
+    def calibration(self) -> MarginMap:
+        """The map of the live model: refitted when that model first descends from a
+        consolidation (a swap; read without waiting for a label being recorded)."""
+        fitted, where = self._map
+        if where != self._consolidated():
+            with self._lock:
+                self._refit()
+            fitted = self._map[0]
+        return fitted
+
+    def _consolidated(self) -> int | None:
+        """The record entry the first consolidation the live model descends from predicted first
+        (its label count less one: entry j was predicted by a model that had learned j + 1)."""
+        base = self._base()
+        if base is None:
+            return None
+        if self._first[0] != base.id:
+            counts = [int(c.info.get("n_train", 0)) for c in self.store.checkpoints(self.project_id)
+                      if c.id <= base.id and int(c.info.get("n_train", 0)) > 0]  # fmt: skip
+            first = min(counts, default=int(base.info.get("n_train", 1)))
+            self._first = (base.id, max(first - 1, 0))
+        return self._first[1]
+
+    def _refit(self) -> None:
+        where = self._consolidated()
+        self._map = (MarginMap.fit(self._keys, consolidated=where), where)
 
     def _loop(self) -> None:
         background_thread()
@@ -113,4 +150,4 @@ class Recorder:
             # count this label twice (or drop it), unlike a restart's fit
             self.store.log_predictions(self.project_id, [pred])
             self._keys.append((keys, rec.correct))
-            self.calibration = MarginMap.fit(self._keys)
+            self._refit()

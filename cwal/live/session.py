@@ -102,7 +102,9 @@ class ProjectSession:
         self._mine: set[int] = set()  # ids this process committed that the model has not applied
         self._last_label: dict[int, int] = {}  # annotator -> their newest label stored here
         self._seen = (self.live.version, not any(self.live.labeled.values()))  # version, cold
-        self.recorder = Recorder(store, project_id, self.config.k, self._tuned)
+        self.recorder = Recorder(
+            store, project_id, self.config.k, self._tuned, lambda: self.live.base
+        )
         self.queue = ScoringQueue(self.ranker.score, idle=self.ranker.warm_pool)
         self.consolidator = Consolidator(self._consolidate)
         self.learner = Learner(self.sync)

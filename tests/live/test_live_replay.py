@@ -163,8 +163,13 @@ def test_one_calibrated_confidence_from_the_first_label(make_project) -> None:
     frame = calibration_frame(p.engine, p.id)
     for (_, correct), row in zip(record, frame.itertuples(), strict=True):
         assert correct == [a == b for a, b in zip(row.tags, row.truth, strict=True)]
-    fitted = MarginMap.fit(record)
+    # consolidated after 7 labels: the entries from the one predicted by that model on get a
+    # shift of their own (entry j was predicted by a model that had learned j + 1 labels)
+    first = min(c.info["n_train"] for c in live.store.checkpoints(p.id))
+    assert live.live.base is not None and first >= 7  # the watermark when it retrained
+    fitted = MarginMap.fit(record, consolidated=first - 1)
     assert live.calibration == fitted and fitted.labels == 9
+    assert fitted != MarginMap.fit(record)
     (sug,) = live.next(p.users["bob"])
     margin = estimate(live.model, [Sentence(sug.tokens, None, sug.columns)], "delta").margin
     assert np.allclose(sug.confidence, fitted(margin))
