@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cwal.cli_backup",
     "cwal.cli_io",
 )
+OWN_COMMANDS = frozenset({"train", "evaluate"})  # the subcommands add_parser below registers
 LEARNER_NAMES = ("arow", "cw", "pa", "perceptron", "kbest-pa", "arow-kc", "cw-kc", "c-spv", "l-spv",
                  "mec", "maxent-l1")  # fmt: skip
 CHUNK_TYPES = frozenset(
@@ -254,22 +255,26 @@ def add_parser(subparsers: Any) -> None:
 
 
 # ----- entry point -----------------------------------------------------------------------------
-def build_parser() -> argparse.ArgumentParser:
-    """The parser with every registered subcommand."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every registered subcommand; only this module's own (``train``,
+    ``evaluate``) when ``command`` is one of them, so that training imports no other command's
+    dependencies (pandas comes with ``simulate``: ~75 MB of peak memory)."""
     parser = argparse.ArgumentParser(
         prog="python -m cwal",
         description="cwal: confidence-weighted sequence labeling and active learning.",
         epilog="Run 'python -m cwal COMMAND --help' for the options of one command.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    names = COMMAND_MODULES[:1] if command in OWN_COMMANDS else COMMAND_MODULES
+    for name in names:
         importlib.import_module(name).add_parser(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; user-fixable errors print one line and return 2."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     if getattr(args, "epochs", 1) < 1:
         print("error: --epochs must be at least 1", file=sys.stderr)
         return 2

@@ -230,3 +230,21 @@ def test_ner_models_use_document_features_unless_told_not_to(tmp_path: Path, cap
     assert not got.params["documents"]
     assert not any(s.startswith("dcase") for s in got.features_.strings)
     capsys.readouterr()
+
+
+def test_train_and_its_imports_leave_pandas_out(tmp_path: Path) -> None:
+    """``cwal train`` (chunk and ner defaults) never imports pandas (~75 MB of peak memory)."""
+    chunk, ner = tmp_path / "chunk.txt", tmp_path / "ner.conll"
+    write_chunk_corpus(chunk, 20, 1)
+    write_ner_corpus(ner, 20, 1)
+    code = (
+        "import sys\nfrom cwal.cli import main\n"
+        f"for path in ({str(chunk)!r}, {str(ner)!r}):\n"
+        "    assert main(['train', '--train', path, '--model', path + '.npz', '--epochs', '2',"
+        " '--quiet']) == 0\n"
+        "print(sorted(m for m in ('pandas', 'sklearn') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "ner.conll.npz").stat().st_size > 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 from reference_features import REFERENCE, reference_chunk, reference_ner, reference_shape
 from shared_data import corpus_path
@@ -262,3 +263,16 @@ def test_batch_encoding_equals_the_string_route_on_real_sentences() -> None:
             if k == 1500:
                 break
     assert_batch_equals_strings(sentences[::2], sentences[1::2])
+
+
+def test_batch_codes_number_keys_by_first_appearance() -> None:
+    """``_codes`` (numpy only) gives pandas.factorize's codes: first appearance order."""
+    import pandas as pd
+
+    from cwal.features._batch import _codes
+
+    rng = np.random.default_rng(5)
+    for size, high in ((0, 3), (1, 3), (50, 4), (5000, 700), (3000, 1 << 60)):
+        key = rng.integers(0, high, size, dtype=np.int64)
+        assert np.array_equal(_codes(key), pd.factorize(key)[0]), (size, high)
+    assert _codes(np.array([7, 3, 7, 9, 3], dtype=np.int64)).tolist() == [0, 1, 0, 2, 1]

@@ -4,8 +4,8 @@ every token's template strings one by one, at a fraction of the cost.
 A template is described as data (``BatchSpec``): each *slot* is one feature every token has, a
 function of a few values around it (a field of the cached word entry at an offset, or the POS tag
 at an offset). Words, fields and tags become integer ids once per distinct value; a slot's values
-combine into one integer key per token, ``pandas.factorize`` numbers the distinct keys in order of
-first appearance, and only each distinct feature's string is built and looked up in the index
+combine into one integer key per token, ``_codes`` numbers the distinct keys in order of first
+appearance (numpy only: the training path never imports pandas), and only each distinct feature's string is built and looked up in the index
 (a few hundred thousand strings where the token-by-token route builds millions). A *bag* is a
 variable-length tuple of strings per (word, first-in-sentence) pair (the NER affixes and flags).
 Ids follow first appearance in token-major, template order, exactly as the string route numbers
@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from cwal.io.sentence import Sentence
 
@@ -57,6 +56,17 @@ def _factorize(values: list) -> tuple[np.ndarray, list]:
     ids: dict = {}
     codes = [ids.setdefault(v, len(ids)) for v in values]
     return np.asarray(codes, dtype=np.int64), list(ids)
+
+
+def _codes(key: np.ndarray) -> np.ndarray:
+    """Integer code of every key, the distinct keys numbered in order of first appearance (what
+    ``pandas.factorize`` returns, by a sort instead of a hash table)."""
+    if not len(key):
+        return np.zeros(0, dtype=np.int64)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(len(first))
+    return rank[inverse.reshape(-1)]
 
 
 def _first_seen(codes: np.ndarray) -> np.ndarray:
@@ -149,11 +159,11 @@ def _slot(
     key, radix = cols[0][0], len(cols[0][1])
     for ids, strings in cols[1:]:
         if radix * len(strings) >= _KEY_LIMIT:
-            key = pd.factorize(key)[0].astype(np.int64)
+            key = _codes(key)
             radix = int(key.max()) + 1
         key = key * len(strings) + ids
         radix *= len(strings)
-    codes = pd.factorize(key)[0].astype(np.int32)
+    codes = _codes(key).astype(np.int32)
     first = _first_seen(codes)
     kept = None
     if min_count > 1 and (len(deps) == 1 or not any(batch.has_bar(d) for d in deps)):
@@ -190,7 +200,7 @@ def encode_batch(
     n_a, n_b = len(spec.words), len(pos_slots)
     if spec.bag is not None:  # variant: the word's entry, first in its sentence or not
         variant = batch.word_at(0) * 2 + (batch.pos_in > 0)
-        v_codes = pd.factorize(variant)[0].astype(np.int64)
+        v_codes = _codes(variant)
         v_first = _first_seen(v_codes)
         bags = [batch.entries[v // 2][spec.bag[v % 2]] for v in variant[v_first].tolist()]
         bag_len = np.fromiter(map(len, bags), np.int64, len(bags))

@@ -64,7 +64,6 @@ from typing import Any
 
 import loky
 import numpy as np
-import pandas as pd
 
 from cwal.features import Encoded, FeatureIndex
 from cwal.features.clusters import WordClusters
@@ -276,13 +275,12 @@ def _merge_index(
     per shard, the map from private to merged ids (-1: dropped)."""
     old = index.strings
     sizes = np.cumsum([len(old), *(len(strings) for strings, _ in parts)])
-    every = np.empty(sizes[-1], dtype=object)
-    every[: len(old)] = old
-    for (strings, _), a, b in zip(parts, sizes[:-1], sizes[1:], strict=True):
-        every[a:b] = strings
-    codes, uniques = pd.factorize(every)  # first appearance order: old strings keep their ids
-    maps = [codes[a:b].astype(np.int64) for a, b in itertools.pairwise(sizes)]
-    strings, frozen = uniques.tolist(), index.frozen
+    seen: dict[str, int] = {}  # first appearance order: old strings keep their ids
+    add = seen.setdefault
+    every = itertools.chain(old, *(strings for strings, _ in parts))
+    codes = np.fromiter((add(s, len(seen)) for s in every), np.int64, int(sizes[-1]))
+    maps = [codes[a:b] for a, b in itertools.pairwise(sizes)]
+    strings, frozen = list(seen), index.frozen
     if frozen:
         maps = [np.where(m < len(old), m, -1) for m in maps]
         strings = old

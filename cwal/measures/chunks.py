@@ -22,8 +22,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas loads only where a table is made (not on the training path)
+    import pandas as pd
+
 
 _CLOSING = frozenset({"E", "S", "[", "]"})
 _OPEN_BEFORE_INSIDE = frozenset({"E", "S", "O"})
@@ -188,6 +191,8 @@ def report_table(report: Report, overall: bool = True) -> pd.DataFrame:
                 "correct": report.counts.get("correct_chunks", 0),
             }
         )
+    import pandas as pd
+
     table = pd.DataFrame(rows, columns=["type", *REPORT_COLUMNS]).set_index("type")
     return table.astype({"support": "int64", "predicted": "int64", "correct": "int64"})
 

@@ -8,10 +8,12 @@ non-finite confidence; calibration measures also require confidence in [0, 1].
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas loads only where a table is made (not on the training path)
+    import pandas as pd
 
 Ties = Literal["random", "pessimistic", "optimistic"]
 TIES = ("random", "pessimistic", "optimistic")
@@ -151,6 +153,8 @@ def reliability_table(confidence: np.ndarray, correct: np.ndarray, bins: int = 2
         accuracy = np.where(count > 0, hits / count, np.nan)
         mean_conf = np.where(count > 0, conf_sum / count, np.nan)
     j = np.arange(1, bins + 1)
+    import pandas as pd
+
     return pd.DataFrame(
         {
             "bin": j,
@@ -231,6 +235,8 @@ def entropy_histogram(
     if not hi > lo:
         raise ValueError(f"range must be increasing, got {range}")
     count, edges = np.histogram(h, bins=bins, range=(lo, hi))
+    import pandas as pd
+
     return pd.DataFrame(
         {
             "bin": np.arange(1, bins + 1),
