@@ -17,11 +17,15 @@ from sqlalchemy import (
     Engine,
     Float,
     Integer,
+    Text,
     bindparam,
     delete,
+    exists,
     func,
     insert,
+    literal,
     select,
+    type_coerce,
 )
 
 from db.engine import write_transaction
@@ -104,18 +108,34 @@ _SUBMIT = (
 )
 _SKIP = insert(Annotation).values(**_ROW, status="skipped").returning(Annotation.id)
 _RELEASE = delete(Lease).where(Lease.sentence_id == _S, Lease.user_id == _U)
-# On PostgreSQL the lease goes in the first round trip, which also takes the annotation lock of
-# the sentence's project (see base.py) before anything is read: the settings the tags are checked
-# against are then the ones the insert commits under (a label rename, which rewrites stored tags
-# under the same lock, has committed or waits). SQLite's write transaction serializes already.
-# It also says whether the submitter held the lease (the context read after it sees none).
+# PostgreSQL's first round trip releases the lease (and says whether the submitter held it),
+# takes the project's annotation lock (see base.py) and reads the context -- as of the
+# statement's start, maybe before a label rename that commits while it waits for the lock. So
+# the common submit (lease held, no overlap sentence) checks its tags on that context and its
+# insert (``_GUARDED``, after the lock) adds the row only if the settings are still the ones
+# read; else it reads the context again under the lock. The lock covers the insert and the
+# commit only (was: context, insert, commit; bench/service.py). SQLite's write lock serializes.
 _RELEASED = _RELEASE.returning(Lease.sentence_id).cte("released")
-_RELEASE_AND_LOCK = select(
-    func.pg_advisory_xact_lock(
-        ANNOTATION_LOCK_NS, select(Sentence.project_id).where(Sentence.id == _S).scalar_subquery()
-    ),
+_RELEASE_LOCK_CONTEXT = _CONTEXT.add_columns(
+    func.pg_advisory_xact_lock(ANNOTATION_LOCK_NS, Sentence.project_id).label("locked"),
     select(func.count()).select_from(_RELEASED).scalar_subquery().label("held"),
+    type_coerce(Project.settings, Text).label("settings_text"),
 ).add_cte(_RELEASED)
+_UNCHANGED = exists().where(
+    Project.id == bindparam("project_id", type_=Integer),
+    type_coerce(Project.settings, Text) == bindparam("settings_text", type_=Text),
+    Project.overlap_share == bindparam("overlap_share", type_=Float),
+)
+_GUARDED = (
+    insert(Annotation)
+    .from_select(
+        [*_ROW, "status", "supersedes_id"],
+        select(*(v.label(k) for k, v in _ROW.items()), literal("submitted"), _CURRENT_ID).where(
+            _UNCHANGED
+        ),
+    )
+    .returning(Annotation.id)
+)
 
 
 @dataclass(frozen=True)
@@ -137,6 +157,10 @@ def _context(
     row = conn.execute(_CONTEXT, {"sentence_id": sentence_id, "user_id": user_id}).one_or_none()
     if row is None:
         raise NotFoundError(f"no sentence with id {sentence_id}")
+    return _context_of(row, sentence_id, user_id, held)
+
+
+def _context_of(row: Any, sentence_id: int, user_id: int, held: bool | None) -> _Context:
     if row.user_ok is None:
         raise NotFoundError(f"no user with id {user_id}")
     overlap = row.split == "pool" and is_overlap(sentence_id, row.overlap_share)
@@ -168,18 +192,23 @@ def _record(
 
 
 def _write(engine: Engine, statement: Any, tags: Sequence[str] | None, given: dict) -> int:
-    """One try of a submit or skip (``given``: sentence_id, user_id, seconds, now): four round
-    trips on PostgreSQL (lease release + annotation lock, context, insert, commit). Everything
-    is read under the lock (SQLite: the write transaction's), so the tags are checked against
-    the settings they are stored under, and whether the sentence is a version or a late answer
-    is decided on the log as it will be when the row commits."""
+    """One try of a submit or skip (``given``: sentence_id, user_id, seconds, now); three round
+    trips on PostgreSQL for the common submit (lease + lock + context, insert, commit). The
+    tags are checked against the settings they are stored under, and whether the sentence is a
+    version or a late answer is decided on the log as it will be when the row commits."""
     sentence_id, annotator_id, now = given["sentence_id"], given["user_id"], given["now"]
     params = {k: v for k, v in given.items() if k != "late_as_version"}
     with write_transaction(engine, busy_ms=BUSY_TRY_MS) as conn:
         postgres = conn.dialect.name == "postgresql"
         held = None
         if postgres:
-            held = conn.execute(_RELEASE_AND_LOCK, params).one().held > 0
+            first = conn.execute(_RELEASE_LOCK_CONTEXT, params).one_or_none()
+            if first is None:
+                raise NotFoundError(f"no sentence with id {sentence_id}")
+            held = first.held > 0
+            done = _fast(conn, statement, tags, params, first)
+            if done is not None:
+                return done
         ctx = _context(conn, sentence_id, annotator_id, held)
         project_id = ctx.project_id
         checked = None if tags is None else check_tags(tags, ctx.n_tokens, ctx.settings)
@@ -198,6 +227,25 @@ def _write(engine: Engine, statement: Any, tags: Sequence[str] | None, given: di
             conn.execute(_RELEASE, params)
         annotation_id = conn.execute(statement, params).scalar_one()
     return annotation_id
+
+
+def _fast(
+    conn: Connection, statement: Any, tags: Sequence[str] | None, params: dict, row: Any
+) -> int | None:
+    """PostgreSQL, under the lock: the write on the context read with it (``row``), when that
+    decides it; None when the context must be read again (see ``_RELEASE_LOCK_CONTEXT``)."""
+    ctx = _context_of(row, params["sentence_id"], params["user_id"], row.held > 0)
+    values = {**params, "project_id": ctx.project_id}
+    if statement is _SKIP:  # nothing read decides a skip
+        return conn.execute(_SKIP, {**values, "tags": None}).scalar_one()
+    if ctx.late or ctx.maybe_version or not row.held:
+        return None
+    try:
+        values["tags"] = check_tags(tags or [], ctx.n_tokens, ctx.settings)
+    except InvalidValueError:
+        return None  # judged again on the settings as they are now
+    extra = {"settings_text": row.settings_text, "overlap_share": row.overlap_share}
+    return conn.execute(_GUARDED, {**values, **extra}).scalar_one_or_none()
 
 
 def keep_late(
