@@ -209,10 +209,37 @@ def test_a_reload_while_a_label_is_recorded_counts_it_once(make_project, monkeyp
     live.wait_idle()
     for t in reloads:
         t.join(30)
-    assert len(reloads) == 2
+    assert reloads  # the two labels' rows are logged in one write or two (recorder batches)
     record = calibration_keys(p.engine, p.id)
     assert live.calibration == MarginMap.fit(record) and live.calibration.labels == len(record)
     again = p.session()
     assert again.calibration == live.calibration  # as a restart reads it
     again.close()
     live.close()
+
+
+def test_the_record_is_logged_in_batches_and_whole_after_close(make_project, monkeypatch) -> None:
+    """The recorder logs its rows in batches (one write for many labels), and none is lost:
+    every label but the first has its row once the session is idle, and closing the session
+    logs what was pending."""
+    from cwal.live import recorder
+    from db.repository import calibration_keys
+
+    monkeypatch.setattr(recorder, "LOG_EVERY_S", 30.0)  # only the close (or a reload) logs
+    p = make_project()
+    live = p.session()
+    log, calls = live.store.log_predictions, []
+
+    def counted(project_id, rows):
+        calls.append(len(rows))
+        log(project_id, rows)
+
+    monkeypatch.setattr(live.store, "log_predictions", counted)
+    annotate(live, p, "ann", 8)
+    assert calibration_keys(p.engine, p.id) == []  # still pending: no write per label
+    live.wait_idle()
+    assert sum(calls) == len(calibration_keys(p.engine, p.id)) == 7
+    assert len(calls) < 7
+    annotate(live, p, "ann", 3)
+    live.close()  # what the recorder was given is logged before its thread ends
+    assert sum(calls) == len(calibration_keys(p.engine, p.id)) > 7
