@@ -165,7 +165,7 @@ class ProjectSession:
             self.recorder.put(job)
         self.queue.request(self.generation)
         if self.needs_consolidation():
-            self.consolidator.trigger()
+            self.consolidator.wake()
 
     def needs_consolidation(self) -> bool:
         """True once ``consolidation_interval`` updates arrived since the base checkpoint."""
@@ -259,7 +259,7 @@ class ProjectSession:
                 "s_fixed": live.s_fixed,
                 "consolidating": self.consolidator.busy,
                 "last_consolidation": self.consolidations[-1] if self.consolidations else None,
-                "consolidation_error": _error(self.consolidator.last_error),
+                "consolidation_error": _error(self.consolidator.error),
                 "record_error": _error(self.recorder.error),
                 "learn_error": _error(self.learner.error),
             }
