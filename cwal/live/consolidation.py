@@ -82,7 +82,7 @@ def retrain_seed(project_id: int, last_annotation_id: int) -> int:
 
 
 class Consolidator(Worker):
-    """The thread that runs the session's retrain job when woken (one at a time)."""
+    """The thread that runs the session's consolidation when woken (one at a time)."""
 
     def __init__(self, job: Callable[[], None], name: str = "cwal-consolidator") -> None:
         super().__init__(job, name, background_thread)
@@ -91,7 +91,7 @@ class Consolidator(Worker):
         return not self._running and (self._stop or not self._pending)
 
     def wait(self, timeout: float = 300.0) -> None:
-        """Block until no retrain is pending or running (or the thread stopped, idle)."""
+        """Block until no consolidation is pending or running (or the thread stopped, idle)."""
         if not self._wait_for(self._settled, timeout) and not self._settled():
             raise TimeoutError("consolidation did not finish")
 

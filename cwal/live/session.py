@@ -47,7 +47,7 @@ from cwal.live.queue import (
 from cwal.live.ranking import Ranker, Reading, generation
 from cwal.live.recorder import Recorder, Snapshot
 from cwal.live.replay import LearnerSpec, LiveModel, build, replay, valid_base
-from cwal.live.scoring import prefill
+from cwal.live.scoring import prediction
 from cwal.live.suggestion import Suggestion, suggest
 
 LOG = logging.getLogger(__name__)
@@ -185,7 +185,7 @@ class ProjectSession:
         self, sentence_id: int, tags: list[str], annotator_id: int, seconds: float | None = None
     ) -> int:
         """Store the annotation; its id once committed. The learner thread applies it to the
-        live model (a submit never waits for an update, a ranking or a retrain)."""
+        live model (a submit never waits for an update, a ranking or a consolidation)."""
         self.pending.begin(sentence_id, annotator_id)  # a catch-up applying it snapshots it
         annotation_id = None
         try:
@@ -281,7 +281,7 @@ class ProjectSession:
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop every background thread of the session and join them (together at most
-        ``timeout`` s; a retrain or ranking in progress finishes first). A ``next`` waiting for
+        ``timeout`` s; a consolidation or ranking in progress finishes first). A ``next`` waiting for
         a ranking raises ``Stopped``."""
         if self._closed:
             return
@@ -294,7 +294,7 @@ class ProjectSession:
         for thread in self.threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
-    # ----- scoring ------------------------------------------------------------------------------
+    # ----- suggestions --------------------------------------------------------------------------
     def _suggest(self, sentence_id: int, scored: Scored, version: int, cold: bool) -> Suggestion:
         if sentence_id not in self.pool:
             self.pool.add(self.store.pool_sentences([sentence_id]))
@@ -303,12 +303,12 @@ class ProjectSession:
         return suggest(s, scored, version, cold, strategy, self.calibration, self._score_one)
 
     def _score_one(self, s: PoolSentence) -> tuple[list[str], np.ndarray, int]:
-        """Pre-fill of one sentence by the current model: tags, Delta per token, version."""
+        """The prediction of one sentence by the current model: tags, Delta per token, version."""
         with self._lock:
             live = self.live
             rows = kd.rows_for(live.model, live.model.encode([_sentence(s)]))
             version = live.version
-        pred, margins = prefill(rows)
+        pred, margins = prediction(rows)
         return pred, margins, version
 
     # ----- prequential record (cwal.live.recorder) and consolidation ----------------------------

@@ -1,4 +1,7 @@
-"""What ``next`` hands an annotator: a leased sentence with its pre-fill (:class:`Suggestion`)."""
+"""What ``next`` hands an annotator: a leased sentence with the model's prediction (:class:`Suggestion`).
+
+Which predicted spans the editor pre-fills is ``cwal.live.prefill``'s rule.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from cwal.live.scoring import least_confident
 
 @dataclass(frozen=True)
 class Suggestion:
-    """A sentence leased to an annotator, with the pre-fill: predicted tags and per-token KD-PC
+    """A sentence leased to an annotator, with the model's prediction: tags and per-token calibrated
     confidence (None at cold start), the least confident position, the live model's version and
     the version that scored it (at most ``max_staleness`` behind)."""
 
