@@ -159,30 +159,28 @@ class ScoringQueue:
                 cur = self._current
                 if cur is not None and cur.version >= min_version:
                     return cur
-                if self._stop:
-                    raise Stopped("the scoring queue was stopped")
-                if self._error is not None:
-                    raise RuntimeError("scoring failed") from self._error
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"no ranking at version >= {min_version} in {timeout} s")
-                self._cond.wait(left)
+                self._wait(deadline, f"no ranking at version >= {min_version} in {timeout} s")
 
     def wait_fresh(self, timeout: float = 120.0) -> Scored:
         """Block until the ranking is by the last requested model (tests, benchmarks)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while not self._fresh() or self._busy:
-                if self._stop:
-                    raise Stopped("the scoring queue was stopped")
-                if self._error is not None:
-                    raise RuntimeError("scoring failed") from self._error
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("the scoring queue did not catch up")
-                self._cond.wait(left)
+                self._wait(deadline, "the scoring queue did not catch up")
             assert self._current is not None
             return self._current
+
+    def _wait(self, deadline: float, late: str) -> None:
+        """Wait (the condition held) for the next change, at most until ``deadline``: raises
+        :class:`Stopped` once stopped, RuntimeError if scoring failed, TimeoutError(``late``)."""
+        if self._stop:
+            raise Stopped("the scoring queue was stopped")
+        if self._error is not None:
+            raise RuntimeError("scoring failed") from self._error
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(late)
+        self._cond.wait(left)
 
     def stop(self, timeout: float | None = 30.0) -> None:
         """Stop the thread (a scoring in progress finishes first); waiting callers get

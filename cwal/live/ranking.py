@@ -75,6 +75,15 @@ class Ranker:
             self.pool.add(self.store.pool_sentences(todo))
         return len(todo) == step
 
+    def _follow(self) -> None:
+        """Map the pool's cache onto the live model's index when a new model was swapped in:
+        the index's strings are read under the lock and mapped off it."""
+        with self._lock:
+            index = self._live().model.features_
+            strings = None if self.pool.follows(index) else index.strings
+        if strings is not None:
+            self.pool.follow(index, strings)
+
     def _sample(self) -> tuple[tuple[int, int], bool, np.ndarray, np.ndarray, list[int]]:
         """The current generation's candidate sample (features cached in the pool), lengths."""
         with self._lock:
@@ -110,11 +119,7 @@ class Ranker:
                 return Scored(gen[1], gen, ranked, strategy, cold,
                               seconds=time.perf_counter() - start)  # fmt: skip
             batch = self.pool.gather(cands.tolist())
-            with self._lock:
-                index = self._live().model.features_
-                strings = None if self.pool.follows(index) else index.strings
-            if strings is not None:  # a new model was swapped in: map onto it off the lock
-                self.pool.follow(index, strings)
+            self._follow()
             with self._lock:
                 if self._generation() != gen and attempt < 2:
                     continue
@@ -147,11 +152,7 @@ class Ranker:
         gathered = [self.pool.gather(list(ids)) for ids in batches]
         attempt = 0
         while True:
-            with self._lock:
-                index = self._live().model.features_
-                strings = None if self.pool.follows(index) else index.strings
-            if strings is not None:  # a new model was swapped in: map onto it off the lock
-                self.pool.follow(index, strings)
+            self._follow()
             with self._lock:
                 index = self._live().model.features_
                 self.pool.sync(index)

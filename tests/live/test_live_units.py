@@ -61,9 +61,9 @@ def test_row_snapshot_equals_the_full_averaged_model() -> None:
     assert np.all(conf.confidence == 1.0)  # a vanishing scale: every draw agrees
 
 
-def test_prefill_of_a_bioes_trained_model_is_in_the_training_scheme() -> None:
+def test_prediction_of_a_bioes_trained_model_is_in_the_training_scheme() -> None:
     from cwal.io import schemes
-    from cwal.live.scoring import prefill
+    from cwal.live.scoring import prediction
 
     data = synthetic(40, seed=3)
     model = make("arow", template="ner", encoding="bioes")
@@ -72,7 +72,7 @@ def test_prefill_of_a_bioes_trained_model_is_in_the_training_scheme() -> None:
     assert any(t.startswith(("S-", "E-")) for t in model.labels_)  # BIOES inside
     sents = synthetic(8, seed=5)
     for s, want in zip(sents, model.predict(sents), strict=True):
-        tags, conf = prefill(kd.rows_for(model, model.encode([s])))
+        tags, conf = prediction(kd.rows_for(model, model.encode([s])))
         assert tags == want and len(conf) == len(s.tokens)
         assert schemes.is_valid(tags, "IOB2") and not any(t[:2] in ("S-", "E-") for t in tags)
 
