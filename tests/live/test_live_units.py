@@ -11,7 +11,7 @@ from cwal.live import LiveConfig, kd
 from cwal.live.consolidation import PrequentialRecord
 from cwal.live.pool import PoolCache
 from cwal.live.protocol import CheckpointMeta, PoolSentence
-from cwal.live.queue import rank, sample_candidates, unlabeled_ids
+from cwal.live.ranking import rank, sample_candidates, unlabeled_ids
 from cwal.live.replay import valid_base
 
 from .conftest import synthetic
