@@ -22,9 +22,8 @@ from cwal.learners import SequenceLearner
 from cwal.learners.shards import fit_shards
 from cwal.live.kd import S_GRID
 from cwal.live.protocol import CheckpointMeta
-from cwal.live.queue import background_thread
 from cwal.live.replay import LearnerSpec, LiveModel, build, valid_base
-from cwal.live.worker import Worker
+from cwal.live.worker import Worker, background_thread
 from cwal.measures.confidence import calibration_rmse
 
 

@@ -1,10 +1,11 @@
-"""The session's bookkeeping of requests: labels this process stored that the model has not applied.
+"""The session's bookkeeping of requests: labels stored here that the model has not applied.
 
 A submission is *pending* from the moment ``submit`` starts storing it until a catch-up applies it
 to the live model; whichever catch-up applies it takes its prequential snapshot first
 (``cwal.live.recorder``). Each annotator's newest label stored here tells ``next`` whether their
 own label is still pending (a cold project's first label is then applied on the request).
-Everything here sits under a lock of its own, never the model's: a request never waits for an update.
+Everything here sits under a lock of its own, never the model's: a request never waits for an
+update.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class Pending:
             return row.id in self._stored or (row.sentence_id, row.user_id) in self._storing
 
     def applied(self) -> None:
-        """A catch-up ended: forget the stored ids the model now holds (the watermark only grows)."""
+        """A catch-up ended: forget the ids the model now holds (the watermark only grows)."""
         with self._lock:
             watermark = self._watermark()
             self._stored = {i for i in self._stored if i > watermark}

@@ -1,4 +1,4 @@
-"""The ranking: the project's candidate sample scored by its strategy on the scorer thread.
+"""The ranking: the project's candidate sample, drawn and scored by its strategy (scorer thread).
 
 The session hands its lock and its live model to a :class:`Ranker`; the ranker draws a sample of
 the unlabeled pool for the model's generation, maps the sample's cached features onto the model's
@@ -21,9 +21,34 @@ from cwal.live import kd
 from cwal.live.config import LiveConfig
 from cwal.live.pool import PoolCache
 from cwal.live.protocol import Store
-from cwal.live.queue import Scored, candidate_seed, rank, sample_candidates, unlabeled_ids
+from cwal.live.queue import Scored
 from cwal.live.replay import LiveModel
 from cwal.live.scoring import rank_candidates, seed_of
+from cwal.strategies.order import order
+
+
+def candidate_seed(project_id: int, version: int) -> list[int]:
+    """The RNG seed of a candidate sample: same project and model version, same sample."""
+    return [int(project_id), int(version), 0xC0A1]
+
+
+def unlabeled_ids(pool_ids: np.ndarray, labeled: set[int]) -> np.ndarray:
+    """The pool ids not in ``labeled``, in pool order."""
+    return pool_ids[~np.isin(pool_ids, np.fromiter(labeled, np.int64, len(labeled)))]
+
+
+def sample_candidates(unlabeled: np.ndarray, n: int, seed: Sequence[int]) -> np.ndarray:
+    """Up to ``n`` of the ``unlabeled`` ids drawn without replacement, in draw order
+    (deterministic)."""
+    if unlabeled.size <= n:
+        return np.random.default_rng(seed).permutation(unlabeled)
+    return np.random.default_rng(seed).choice(unlabeled, size=n, replace=False)
+
+
+def rank(ids: np.ndarray, score: np.ndarray, lengths: np.ndarray) -> list[int]:
+    """``ids`` by :func:`cwal.strategies.order.order`: lowest score first, ties to the shorter
+    sentence, then to the earlier id in ``ids`` (the candidates' draw order)."""
+    return [int(i) for i in ids[order(score, lengths)]]
 
 
 @dataclass(frozen=True)

@@ -281,8 +281,8 @@ class ProjectSession:
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop every background thread of the session and join them (together at most
-        ``timeout`` s; a consolidation or ranking in progress finishes first). A ``next`` waiting for
-        a ranking raises ``Stopped``."""
+        ``timeout`` s; a consolidation or ranking in progress finishes first). A ``next``
+        waiting for a ranking raises ``Stopped``."""
         if self._closed:
             return
         self._closed = True

@@ -1,4 +1,4 @@
-"""What ``next`` hands an annotator: a leased sentence with the model's prediction (:class:`Suggestion`).
+"""What ``next`` hands an annotator: a leased sentence with the model's prediction.
 
 Which predicted spans the editor pre-fills is ``cwal.live.prefill``'s rule.
 """

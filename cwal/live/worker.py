@@ -1,4 +1,4 @@
-"""A session's wake-able background thread: the learner and the consolidator are two of them.
+"""A session's background threads: how one yields to requests, and the wake-able :class:`Worker`.
 
 A :class:`Worker` runs ``job()`` on its daemon thread (started, named and stopped through
 ``cwal.supervisor``) whenever woken; wake-ups coalesce (one run covers every wake-up before it
@@ -7,10 +7,24 @@ starts). A run's exception is kept in ``error`` until a run succeeds; the thread
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 from collections.abc import Callable
 
+import numba
+
 from cwal.supervisor import SUPERVISOR
+
+
+def background_thread(nice: int = 10) -> None:
+    """Make the calling thread a background worker: its compiled kernels run single-threaded
+    (numba's thread count is per thread) and, on Linux, it yields the CPU to request threads and
+    the database (a 2-core machine must not starve ``submit`` while scoring)."""
+    numba.set_num_threads(1)
+    if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
+        with contextlib.suppress(OSError):  # not permitted here: run at normal priority
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
 
 
 class Worker:
