@@ -333,3 +333,16 @@ def test_float32_mean_and_covariance_follow_the_float64_learner(name: str, monke
     np.testing.assert_allclose(narrow.W_[:F], wide.W_[:F], rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(narrow.averaged()[0], wide.averaged()[0], rtol=1e-4, atol=1e-6)
     assert narrow.predict(test) == wide.predict(test)
+
+
+def test_save_writes_the_bytes_of_to_bytes_and_leaves_no_partial_file(tmp_path) -> None:
+    """``save`` streams the archive to the file (through a temporary name): the same bytes as
+    ``to_bytes``; a save that fails leaves neither the target nor the temporary file."""
+    model = make("arow").fit(toy_corpus(10, 5), epochs=1)
+    path = tmp_path / "m.npz"
+    model.save(path)
+    assert path.read_bytes() == model.to_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+    with pytest.raises(OSError):
+        model.save(tmp_path / "absent" / "m.npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]

@@ -386,7 +386,7 @@ class SequenceLearner:
 
     def save(self, path: str | Path) -> None:
         """Write the model to ``path`` (an ``.npz``; see ``to_bytes``)."""
-        Path(path).write_bytes(self.to_bytes())
+        _persist.save(self, path)
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "<bytes>") -> SequenceLearner:
