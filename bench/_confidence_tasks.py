@@ -52,15 +52,19 @@ def load_task(name: str, quick: bool):
 
 
 def trained(task: str, algo: str, train, template: str, epochs: int, cache: Path):
-    """A learner fitted on ``train`` (cached as .npz between runs)."""
-    path = cache / f"{task}-{algo}-{epochs}-{len(train)}-head.npz"  # head: dev is the tail
+    """A learner fitted on ``train`` (cached as .npz between runs, keyed by its settings, so a
+    changed default or feature set trains anew; an older model format is retrained too)."""
+    params = {} if algo in PAPER_LEARNERS else recommended(template, algo)
+    key = zlib.crc32(f"{template}|{sorted(params.items())}".encode())
+    path = (
+        cache / f"{task}-{algo}-{epochs}-{len(train)}-head-{key:08x}.npz"
+    )  # head: dev is the tail
     if path.exists():
         try:
             return load(path), 0.0
         except ModelFileError:  # written by an older model format: train again
             path.unlink()
     start = time.perf_counter()
-    params = {} if algo in PAPER_LEARNERS else recommended(template, algo)
     model = make(algo, template=template, **params).fit(train, epochs=epochs, seed=0)
     seconds = time.perf_counter() - start
     model.save(path)

@@ -117,7 +117,10 @@ class EpochBar:
 # ----- train and evaluate ----------------------------------------------------------------------
 def run_train(args: argparse.Namespace) -> int:
     """Train a model on a tagged corpus and save it."""
+    from cwal.features.encoded import hand_back_large_blocks
     from cwal.learners import default_learner, make, recommended
+
+    hand_back_large_blocks()  # a one-shot process: freed arrays go back to the system
     from cwal.learners.shards import fit_shards
 
     train = read_labeled(args.train, args.format, args.columns)

@@ -1,5 +1,5 @@
 """Dashboard (leads): progress, learning curve, measured against expected accuracy, throughput,
-labels, model version and last consolidation."""
+labels, model version and last retrain (consolidation)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ cols[0].metric("Labeled sentences", f"{counts.labeled:,} / {counts.pool:,}")
 cols[1].metric("Model version", reports.model_version(logs.labels))
 last = checkpoints[-1] if checkpoints else None
 cols[2].metric(
-    "Last consolidation",
+    "Last retrain",
     last.created_at.strftime("%b %d, %H:%M") if last else "–",
     help=f"checkpoint #{last.id}, model v{last.info.get('version', '?')}" if last else None,
 )

@@ -32,3 +32,16 @@ def shared_data() -> Path:
     if not path.is_dir():
         pytest.skip(f"shared corpora not found at {path} (set CWAL_DATA_DIR)")
     return path
+
+
+@pytest.fixture
+def float64_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Learners made in the test keep every state array in float64: for the tests that check an
+    update rule against the same arithmetic done by hand in float64 (the default float32
+    covariance and lazy-average sums are compared with float64 ones in tests/test_learners.py)."""
+    import numpy as np
+
+    from cwal.learners.base import SequenceLearner
+
+    wide = dict.fromkeys(SequenceLearner.DTYPES, np.float64)
+    monkeypatch.setattr(SequenceLearner, "DTYPES", wide)

@@ -13,7 +13,7 @@ import pytest
 
 from cwal.errors import ModelFileError
 from cwal.io import Sentence
-from cwal.learners import LEARNERS, load, make
+from cwal.learners import LEARNERS, _persist, load, make
 
 NAMES = sorted(LEARNERS)
 TAGS = ["B-NP", "I-NP", "O"]
@@ -95,6 +95,7 @@ def test_empty_and_unlabeled_sentences(name: str) -> None:
         model.learn_one(["a"], ["O", "O"])
 
 
+@pytest.mark.usefixtures("float64_state")
 @pytest.mark.parametrize("name", NAMES)
 def test_lazy_average_equals_explicit_average_after_every_example(name: str) -> None:
     model = make(name, labels=TAGS)  # a fixed label set; the features grow
@@ -277,3 +278,71 @@ def test_model_files_store_touched_entries_and_version_2_files_still_load(tmp_pa
     bad = {**parts, "touched": np.array([F * L + 3] * len(want))}
     with pytest.raises(ModelFileError, match="out of range"):
         make("arow").from_bytes(_npz(**bad))
+
+
+def test_version_6_files_store_the_working_types_and_version_5_files_still_load() -> None:
+    """Format 6 stores each array in the learner's type (the mean and the covariance of the
+    features in float32); a version-5 file (every array float64, as that writer stored them)
+    loads into those types, rounded, and predicts the same."""
+    import json
+
+    from cwal.learners.base import SequenceLearner
+
+    types = SequenceLearner.DTYPES
+    assert types["W"] == types["SW"] == types["SA"] == np.float32
+    model = make("arow", init_variance=0.1).fit(toy_corpus(30, 2), epochs=2)
+    for key in _persist.ARRAYS:
+        assert getattr(model, key + "_").dtype == types[key], key
+    with zipfile.ZipFile(io.BytesIO(model.to_bytes())) as z:
+        parts = {n[:-4]: np.load(io.BytesIO(z.read(n))) for n in z.namelist()}
+    meta = json.loads(bytes(parts["meta"]))
+    assert meta["version"] == 6
+    assert {k: parts[k].dtype for k in _persist.ARRAYS} == types
+    F, L = model.n_features_, len(model.labels_)
+    untouched = np.ones(F * L, bool)
+    untouched[parts["touched"]] = False
+    assert untouched.any() and (model.SW_[:F].reshape(-1)[untouched] == np.float32(0.1)).all()
+    meta["version"] = 5
+    old = {k: v.astype(np.float64) if k in _persist.ARRAYS else v for k, v in parts.items()}
+    old["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    for key in ("W", "SW"):  # float64 detail that float32 cannot hold
+        old[key] = old[key] * (1 + 1e-9)
+    copy = make("arow").from_bytes(_npz(**old))
+    for key in ("W_", "SW_", "UW_", "A_", "SA_", "UA_"):
+        got, want = getattr(copy, key), getattr(model, key)[: len(getattr(copy, key))]
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    assert copy.predict(toy_corpus(5, 9)) == model.predict(toy_corpus(5, 9))
+
+
+@pytest.mark.parametrize("name", ["arow", "cw", "c-spv"])
+def test_float32_mean_and_covariance_follow_the_float64_learner(name: str, monkeypatch) -> None:
+    """The default types (the features' mean and covariance in float32) give the float64
+    learner's state to float32 precision and its predictions, over several epochs of updates."""
+    from cwal.learners.base import SequenceLearner
+
+    data, test = toy_corpus(60, 3), toy_corpus(30, 4)
+    narrow = make(name).fit(data, epochs=3, seed=1)
+    monkeypatch.setattr(
+        SequenceLearner, "DTYPES", dict.fromkeys(SequenceLearner.DTYPES, np.float64)
+    )
+    wide = make(name).fit(data, epochs=3, seed=1)
+    assert narrow.SW_.dtype == np.float32 and wide.SW_.dtype == np.float64
+    F = wide.n_features_
+    np.testing.assert_allclose(narrow.SW_[:F], wide.SW_[:F], rtol=1e-5)
+    np.testing.assert_allclose(narrow.W_[:F], wide.W_[:F], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(narrow.averaged()[0], wide.averaged()[0], rtol=1e-4, atol=1e-6)
+    assert narrow.predict(test) == wide.predict(test)
+
+
+def test_save_writes_the_bytes_of_to_bytes_and_leaves_no_partial_file(tmp_path) -> None:
+    """``save`` streams the archive to the file (through a temporary name): the same bytes as
+    ``to_bytes``; a save that fails leaves neither the target nor the temporary file."""
+    model = make("arow").fit(toy_corpus(10, 5), epochs=1)
+    path = tmp_path / "m.npz"
+    model.save(path)
+    assert path.read_bytes() == model.to_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+    with pytest.raises(OSError):
+        model.save(tmp_path / "absent" / "m.npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]

@@ -50,6 +50,7 @@ def test_k_1_is_the_single_constraint_learner(kc: str, single: str) -> None:
     assert not np.array_equal(make(kc).fit(data, epochs=3, seed=2).W_, b.W_)  # k = 5 differs
 
 
+@pytest.mark.usefixtures("float64_state")
 def test_two_constraint_arow_step_by_hand(ids: str) -> None:
     # One token with the feature f0, labels A, B, C, gold C, zero weights, unit variances, r = 1.
     # All labelings tie; k-best breaks ties to the lower label, so the competitors are A then B.
@@ -100,6 +101,7 @@ def _cw_diag_step(mu, s2, delta, phi):
     return mu + alpha * s2 * delta, s2 - beta_c * (s2 * delta) ** 2
 
 
+@pytest.mark.usefixtures("float64_state")
 @pytest.mark.parametrize("seed", range(4))
 def test_cw_kc_is_sequential_cw_against_the_k_best_wrong_labelings(seed: int, ids: str) -> None:
     rng = np.random.default_rng(seed)

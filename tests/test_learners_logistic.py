@@ -229,6 +229,7 @@ def test_c_spv_with_equal_costs_equals_plain_spv(id_template, seed) -> None:
     np.testing.assert_allclose(np.concatenate([model.W_.ravel(), model.A_.ravel()]), w, atol=1e-7)
 
 
+@pytest.mark.usefixtures("float64_state")
 @pytest.mark.parametrize("name", ["c-spv", "l-spv", "mec"])
 @pytest.mark.parametrize("prior", ["gaussian", "laplacian"])
 @pytest.mark.parametrize("seed", range(3))
@@ -303,6 +304,7 @@ def test_arow_metric_by_hand_on_a_two_labeling_problem(id_template) -> None:
     np.testing.assert_allclose(model.SA_, [[0.5, 0.5], [0.5, 0.5], [9 / 20] * 2, [9 / 20] * 2])
 
 
+@pytest.mark.usefixtures("float64_state")
 @pytest.mark.parametrize("name", ["c-spv", "l-spv", "mec"])
 @pytest.mark.parametrize("projection", ["l2", "kl"])
 @pytest.mark.parametrize("seed", range(3))

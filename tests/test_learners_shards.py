@@ -81,6 +81,7 @@ def test_updates_after_combining_average_on_top_of_the_combined_mean() -> None:
     np.testing.assert_allclose(model.averaged()[0][:2], (3 * before + after) / 4, atol=1e-12)
 
 
+@pytest.mark.usefixtures("float64_state")
 def test_kl_of_identical_models_keeps_the_mean() -> None:
     data, test = toy_corpus(40, 3), toy_corpus(20, 4)
     model = make("cw").fit(data, epochs=2, seed=1)
@@ -94,6 +95,7 @@ def test_kl_of_identical_models_keeps_the_mean() -> None:
     assert both.count_ == 2 * model.count_
 
 
+@pytest.mark.usefixtures("float64_state")
 def test_product_keeps_what_only_one_copy_learned() -> None:
     trained = make("cw").fit(toy_corpus(30, 9), epochs=2, seed=0)
     untouched = copy.deepcopy(trained)  # the same index, still at the start: mean 0, variance 1

@@ -53,14 +53,14 @@ class Annotator:
         # checked again at every action: a member taken off the project stops at once
         self.member = state.service().is_member(user.id, project.id)
         self.s = store.setdefault(
-            f"cw_annotate_{project.id}_{user.id}", {"queue": [], "rev": 0, "message": ""}
+            f"cw_annotate_{project.id}_{user.id}", {"ahead": [], "rev": 0, "message": ""}
         )
         self.lock = self.s.setdefault("lock", threading.RLock())
         with self.lock:
             self.renamed_since = self._follow_label_changes()
 
     def _follow_label_changes(self) -> datetime | None:
-        """After a lead renamed, merged or deleted types, the sentences on screen and queued show
+        """After a lead renamed, merged or deleted types, the sentences held ahead show
         their labels under the new names; returns the time the old names were last shown."""
         revision = self.settings.get("labels_revision", 0)
         shown, since = self.s.get("labels_revision"), self.s.get("labels_at")
@@ -68,7 +68,7 @@ class Annotator:
         if shown is None or shown == revision or since is None:
             return None
         mappings = state.service().label_changes_since(self.project_id, since)
-        for view in self.s["queue"]:
+        for view in self.s["ahead"]:
             if view.get("tags"):
                 view["tags"] = repo.carry_over(view["tags"], mappings, self.scheme)
         return since
@@ -115,19 +115,20 @@ class Annotator:
         }
 
     def _fill(self) -> list[dict[str, Any]]:
-        """The queue topped up to ``AHEAD`` leased sentences, keeping the order already shown."""
+        """The sentences held ahead (the one on screen first), topped up to ``AHEAD`` leased
+        ones, keeping the order already shown."""
         with self.lock:
             return self._top_up()
 
     def _top_up(self) -> list[dict[str, Any]]:
-        queue = self.s["queue"]
+        ahead = self.s["ahead"]
         if not self.member:
-            queue.clear()
-            return queue
-        if len(queue) < AHEAD:
+            ahead.clear()
+            return ahead
+        if len(ahead) < AHEAD:
             found = {s.sentence_id: s for s in self.service.next(self.user_id, n=AHEAD)}
             prefill = self.s.pop("prefill", None)
-            kept = [v for v in queue if v["sid"] in found]
+            kept = [v for v in ahead if v["sid"] in found]
             fresh = [
                 self._view(s, prefill[1] if prefill and prefill[0] == sid else None)
                 for sid, s in found.items()
@@ -135,13 +136,13 @@ class Annotator:
             ]
             if prefill:  # the sentence brought back by undo comes first
                 fresh.sort(key=lambda v: v["sid"] != prefill[0])
-            self.s["queue"] = queue = kept + fresh
-        return queue
+            self.s["ahead"] = ahead = kept + fresh
+        return ahead
 
     def current(self) -> dict[str, Any] | None:
         """The sentence on screen (None when nothing is left to annotate)."""
-        queue = self._fill()
-        return queue[0] if queue else None
+        ahead = self._fill()
+        return ahead[0] if ahead else None
 
     def payload(self) -> dict[str, Any]:
         """What the editor shows now, and the sentences it shows after the next Enters."""
@@ -149,7 +150,7 @@ class Annotator:
             return self._payload()
 
     def _payload(self) -> dict[str, Any]:
-        queue = self._fill()
+        ahead = self._fill()
         views = [
             editor.sentence(
                 sid=v["sid"],
@@ -161,7 +162,7 @@ class Annotator:
                 info=v["info"],
                 prefilled=v.get("prefilled", False),
             )
-            for v in queue[:AHEAD]
+            for v in ahead[:AHEAD]
         ]
         return editor.payload(
             views[0] if views else None,
@@ -193,8 +194,8 @@ class Annotator:
             if kind == "undo":
                 self._undo()
                 return
-            queue = self.s["queue"]
-            cur = queue[0] if queue else None
+            ahead = self.s["ahead"]
+            cur = ahead[0] if ahead else None
             if cur is None or action.get("sid") != cur["sid"]:  # a stale tab, a second Enter
                 sid = action.get("sid")
                 if kind in ("submit", "skip") and isinstance(sid, int):
@@ -213,16 +214,16 @@ class Annotator:
                 self.s["message"] = f"Skipped sentence #{cur['sid']}."
             else:
                 return
-            queue.pop(0)
+            ahead.pop(0)
         except (ValueError, repo.StoreError) as exc:  # a driver failure: StoreFailedError
             self.s["message"] = f"Not saved: {exc}"
             self._keep(tags)
 
     def _keep(self, tags: list[str] | None) -> None:
         """After a failed submit, the sentence on screen shows the labels the user gave."""
-        queue = self.s["queue"]
-        if tags is not None and queue:
-            queue[0]["tags"] = list(tags)
+        ahead = self.s["ahead"]
+        if tags is not None and ahead:
+            ahead[0]["tags"] = list(tags)
 
     def _undo(self) -> None:
         sentence_id = self.service.undo(self.user_id)
@@ -230,7 +231,7 @@ class Annotator:
             self.s["message"] = "Nothing to undo."
             return
         self.s["prefill"] = (sentence_id, state.service().undone_tags(self.user_id, sentence_id))
-        self.s["queue"] = []  # the store released the other leases
+        self.s["ahead"] = []  # the store released the other leases
         self.s["message"] = f"Undid your last answer (sentence #{sentence_id}): fix it and submit."
 
     def counters(self) -> repo.AnnotatorStats | None:

@@ -5,7 +5,7 @@ A template is described as data (``BatchSpec``): each *slot* is one feature ever
 function of a few values around it (a field of the cached word entry at an offset, or the POS tag
 at an offset). Words, fields and tags become integer ids once per distinct value; a slot's values
 combine into one integer key per token, ``_codes`` numbers the distinct keys in order of first
-appearance (numpy only: the training path never imports pandas), and only each distinct feature's string is built and looked up in the index
+appearance (a compiled hash table: the training path never imports pandas), and only each distinct feature's string is built and looked up in the index
 (a few hundred thousand strings where the token-by-token route builds millions). A *bag* is a
 variable-length tuple of strings per (word, first-in-sentence) pair (the NER affixes and flags).
 Ids follow first appearance in token-major, template order, exactly as the string route numbers
@@ -14,9 +14,11 @@ them (tests/test_features_speed_equality.py).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from cwal.io.sentence import Sentence
@@ -55,18 +57,39 @@ def _factorize(values: list) -> tuple[np.ndarray, list]:
     """(integer code per value, distinct values in order of first appearance)."""
     ids: dict = {}
     codes = [ids.setdefault(v, len(ids)) for v in values]
-    return np.asarray(codes, dtype=np.int64), list(ids)
+    return np.asarray(codes, dtype=np.int32), list(ids)
 
 
 def _codes(key: np.ndarray) -> np.ndarray:
     """Integer code of every key, the distinct keys numbered in order of first appearance (what
-    ``pandas.factorize`` returns, by a sort instead of a hash table)."""
-    if not len(key):
-        return np.zeros(0, dtype=np.int64)
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[np.argsort(first)] = np.arange(len(first))
-    return rank[inverse.reshape(-1)]
+    ``pandas.factorize`` returns; a compiled open-addressing hash table, as fast)."""
+    return _factorize_kernel(np.ascontiguousarray(key, dtype=np.int64))
+
+
+@numba.njit(cache=True, nogil=True)
+def _factorize_kernel(key):
+    n = key.shape[0]
+    bits = 1
+    while (1 << bits) < 2 * n:
+        bits += 1
+    mask = (1 << bits) - 1
+    table_key = np.empty(mask + 1, np.int64)
+    table_code = np.full(mask + 1, -1, np.int64)
+    codes = np.empty(n, np.int64)
+    shift = np.uint64(64 - bits)
+    golden = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the high bits of k * 2^64/phi
+    m = 0
+    for i in range(n):
+        k = key[i]
+        h = np.int64((np.uint64(k) * golden) >> shift)
+        while table_code[h] >= 0 and table_key[h] != k:
+            h = (h + 1) & mask
+        if table_code[h] < 0:
+            table_key[h] = k
+            table_code[h] = m
+            m += 1
+        codes[i] = table_code[h]
+    return codes
 
 
 def _first_seen(codes: np.ndarray) -> np.ndarray:
@@ -113,7 +136,7 @@ class _Batch:
         """Entry index (into ``entries``) of the word at ``offset`` of every token."""
         key = ("w", offset, -1)
         if key not in self._at:
-            pads = np.arange(self.n_words, self.n_words + 4)
+            pads = np.arange(self.n_words, self.n_words + 4, dtype=np.int32)
             self._at[key] = self.shifted(self.word_ids, offset, pads)
         return self._at[key]
 
@@ -122,7 +145,7 @@ class _Batch:
         kind, offset, field = dep
         if kind == "t":
             if dep not in self._at:
-                pads = np.arange(4, dtype=np.int64)
+                pads = np.arange(4, dtype=np.int32)
                 self._at[dep] = self.shifted(self.tag_ids, offset, pads)
             return self._at[dep], self.tags
         if field not in self._fields:
@@ -132,9 +155,13 @@ class _Batch:
             self._at[dep] = codes[self.word_at(offset)]
         return self._at[dep], strings
 
-    def release(self) -> None:
-        """Drop the cached per-token arrays (memory: one int64 array per offset and field)."""
-        self._at.clear()
+    def release(self, dep: Dep | None = None) -> None:
+        """Drop the cached per-token arrays (memory: one int32 array per offset and field), or
+        the one of ``dep``."""
+        if dep is None:
+            self._at.clear()
+        else:
+            self._at.pop(dep, None)
 
     def has_bar(self, dep: Dep) -> bool:
         """Whether some value of ``dep`` contains ``|`` (then joined values can collide)."""
@@ -156,7 +183,7 @@ def _slot(
         n = batch.n
         return np.zeros(n, np.int64), np.zeros(min(n, 1), np.int64), [prefix] * min(n, 1), None
     cols = [batch.values(d) for d in deps]
-    key, radix = cols[0][0], len(cols[0][1])
+    key, radix = cols[0][0].astype(np.int64), len(cols[0][1])
     for ids, strings in cols[1:]:
         if radix * len(strings) >= _KEY_LIMIT:
             key = _codes(key)
@@ -212,7 +239,15 @@ def encode_batch(
     np.cumsum(n_a + n_b + tok_bag, out=tok_offsets[1:])
     start = tok_offsets[:-1]
     # every distinct (slot, key): its string and first flat position; ids by first appearance
-    slots = [_slot(batch, s, min_count) for s in (*spec.words, *pos_slots)]
+    todo = (*spec.words, *pos_slots)
+    uses = Counter(d for _, deps in todo for d in deps)
+    slots = []
+    for slot in todo:
+        slots.append(_slot(batch, slot, min_count))
+        for d in slot[1]:  # a dependency's per-token ids go once no later slot needs them
+            uses[d] -= 1
+            if not uses[d]:
+                batch.release(d)
     where = []
     for j, (_, first, _, kept) in enumerate(slots):
         f = first if kept is None else first[kept]

@@ -98,6 +98,25 @@ def _malloc_trim() -> object | None:
         return None
 
 
+_M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
+_MMAP_FROM = 1 << 17  # glibc's initial threshold (128 KiB)
+
+
+def hand_back_large_blocks() -> bool:
+    """Keep glibc's mmap threshold fixed at 128 KiB for the rest of the process (a one-shot
+    command such as ``cwal train``; elsewhere nothing): every larger block, numpy's arrays
+    included, is mapped on its own and unmapped when freed. glibc otherwise raises the
+    threshold after the first such free, so that the encoder's many temporary arrays land on
+    the heap, whose freed pages it keeps (chunk training: 474 -> 423 MB resident before the
+    model is saved). Returns whether the setting took."""
+    name = ctypes.util.find_library("c")
+    try:
+        mallopt = getattr(ctypes.CDLL(name), "mallopt", None) if name else None
+    except OSError:
+        return False
+    return bool(mallopt is not None and mallopt(_M_MMAP_THRESHOLD, _MMAP_FROM))
+
+
 def release_heap(n_tokens: int) -> None:
     """After encoding a large batch, hand the C heap's free pages back to the system (glibc's
     ``malloc_trim``; elsewhere nothing). Encoding a corpus frees ~100 MB of temporary strings

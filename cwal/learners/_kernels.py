@@ -170,14 +170,19 @@ def shrink(idx, val, SWf, SAf, proj, beta_c, beta_inv):
     n_w = SWf.shape[0]
     for t in range(idx.shape[0]):
         j = idx[t]
-        x = val[t]
-        S = SWf if j < n_w else SAf
-        jj = j if j < n_w else j - n_w
-        s2 = S[jj]
-        if proj == PROJ_L2:
-            S[jj] = max(s2 - beta_c * (s2 * x) ** 2, _MIN_VAR)
+        if j < n_w:
+            SWf[j] = _shrunk(SWf[j], val[t], proj, beta_c, beta_inv)
         else:
-            S[jj] = 1.0 / (1.0 / s2 + beta_inv * x * x)
+            SAf[j - n_w] = _shrunk(SAf[j - n_w], val[t], proj, beta_c, beta_inv)
+
+
+@numba.njit(cache=True, nogil=True)
+def _shrunk(s2, x, proj, beta_c, beta_inv):
+    """One variance after ``shrink``'s step, in float64 (the two arrays may differ in dtype)."""
+    s2 = np.float64(s2)
+    if proj == PROJ_L2:
+        return max(s2 - beta_c * (s2 * x) ** 2, _MIN_VAR)
+    return 1.0 / (1.0 / s2 + beta_inv * x * x)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -6,7 +6,9 @@ the file holds ``touched`` (the flat indices where any of the three differs from
 the three arrays' values there; version 2 files (dense arrays) still load. Version 4 adds the
 word clusters of a model that uses them (``c_words``, ``c_ids``, ``c_sizes``); version 3 files
 (no clusters) still load. Version 5 adds the ``documents`` parameter (document-level features,
-cwal/features/documents.py); version 4 files load with it off.
+cwal/features/documents.py); version 4 files load with it off. Version 6 stores each array in the
+learner's own element type (``SequenceLearner.DTYPES``: the covariance and the lazy-average sums
+in float32); the float64 arrays of older files are rounded to those types on loading.
 
 Loading uses ``allow_pickle=False`` and checks every part, so a file that is not a cwal model
 (or is damaged) raises ``ModelFileError`` instead of running or half-loading anything.
@@ -19,10 +21,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -34,8 +37,8 @@ from cwal.learners._tags import TagCodec
 SequenceLearner = Any  # the model saved or built; this module knows only its attributes
 
 FORMAT = "cwal-model"
-FORMAT_VERSION = 5
-READABLE = (2, 3, 4, 5)
+FORMAT_VERSION = 6
+READABLE = (2, 3, 4, 5, 6)
 ARRAYS = ("W", "A", "SW", "SA", "UW", "UA")
 _PER_FEATURE = ("W", "SW", "UW")
 EXTRA = "x_"  # prefix of a learner's own arrays (see extra_state / restore_state)
@@ -48,6 +51,26 @@ def _json_array(obj: Any) -> np.ndarray:
 
 def to_bytes(model: SequenceLearner) -> bytes:
     """The model as the bytes of a compressed ``.npz``."""
+    buf = io.BytesIO()
+    write(model, buf)
+    return buf.getvalue()
+
+
+def save(model: SequenceLearner, path: str | Path) -> None:
+    """Write the model to ``path`` straight from the arrays (no copy of the file's bytes in
+    memory), through a temporary file renamed into place (a failed save leaves no half file)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".part")
+    try:
+        with open(tmp, "wb") as out:
+            write(model, out)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write(model: SequenceLearner, out: BinaryIO) -> None:
+    """Write the model as a compressed ``.npz`` to a seekable binary file."""
     F = model.n_features_
     meta = {
         "format": FORMAT,
@@ -76,18 +99,17 @@ def to_bytes(model: SequenceLearner) -> bytes:
     dense = {key: getattr(model, key + "_")[:F] for key in _PER_FEATURE}
     touched = np.zeros(dense["W"].shape, dtype=bool)
     for key, arr in dense.items():
-        touched |= arr != fills[key]
+        touched |= arr != arr.dtype.type(fills[key])  # the fill as stored (float32 0.1 != 0.1)
     arrays["meta"] = _json_array(meta)
     arrays["touched"] = np.flatnonzero(touched)
     for key in ARRAYS:
         arr = getattr(model, key + "_")
         arrays[key] = arr[:F].reshape(-1)[arrays["touched"]] if key in _PER_FEATURE else arr
-    buf = io.BytesIO()  # deflate level 1: a tenth of level 6's time, 10-20% larger files
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+    # deflate level 1: a tenth of level 6's time, 10-20% larger files
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
         for key, arr in arrays.items():
             with zf.open(key + ".npy", "w", force_zip64=True) as f:
                 np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
-    return buf.getvalue()
 
 
 def _fills(model: SequenceLearner) -> dict[str, float]:
@@ -109,7 +131,7 @@ def _read(data: bytes, source: str) -> tuple[dict, list, dict[str, np.ndarray]]:
         try:
             meta = json.loads(bytes(z["meta"]).decode("utf-8"))
             strings = json.loads(bytes(z["features"]).decode("utf-8"))
-            arrays = {k: np.ascontiguousarray(z[k], dtype=np.float64) for k in ARRAYS}
+            arrays = {k: np.asarray(z[k]) for k in ARRAYS}
             if "touched" in z.files:
                 arrays["touched"] = np.asarray(z["touched"])
             arrays.update({k: np.asarray(z[k]) for k in z.files if k.startswith((EXTRA, CLUSTERS))})
@@ -117,6 +139,9 @@ def _read(data: bytes, source: str) -> tuple[dict, list, dict[str, np.ndarray]]:
             raise ModelFileError(f"{source}: damaged cwal model file ({exc})") from None
     if not isinstance(meta, dict) or not isinstance(strings, list):
         raise ModelFileError(f"{source}: damaged cwal model file (bad metadata)")
+    for key in ARRAYS:
+        if arrays[key].dtype.kind not in "fiu":
+            raise ModelFileError(f"{source}: damaged cwal model file (array {key} is not numeric)")
     return meta, strings, arrays
 
 
@@ -153,15 +178,16 @@ def from_bytes(
     L, F = len(model.labels_), len(strings)
     if len(model.features_) != F:
         raise ModelFileError(f"{source}: damaged cwal model file (duplicate feature strings)")
+    dtypes = {key: getattr(model, "DTYPES", {}).get(key, np.float64) for key in ARRAYS}
     if meta["version"] >= 3:
-        _densify(arrays, meta, F, L, source)
+        _densify(arrays, meta, F, L, source, dtypes)
     for key in ARRAYS:
         want = (F, L) if key in _PER_FEATURE else (L + 2, L)
         if arrays[key].shape != want:
             raise ModelFileError(
                 f"{source}: array {key} has shape {arrays[key].shape}, expected {want}"
             )
-        setattr(model, key + "_", arrays[key])
+        setattr(model, key + "_", np.ascontiguousarray(arrays[key], dtype=dtypes[key]))
     model.count_ = count
     model.n_updates_ = n_updates
     restore = getattr(model, "restore_state", None)
@@ -174,8 +200,10 @@ def from_bytes(
     return model
 
 
-def _densify(arrays: dict[str, np.ndarray], meta: dict, F: int, L: int, source: str) -> None:
-    """Rebuild the dense per-feature arrays of a version-3 file in place."""
+def _densify(
+    arrays: dict[str, np.ndarray], meta: dict, F: int, L: int, source: str, dtypes: dict
+) -> None:
+    """Rebuild the dense per-feature arrays of a version-3 file in place (in ``dtypes``)."""
     touched = arrays.get("touched")
     fills = meta.get("fills")
     if touched is None or not isinstance(fills, dict) or touched.ndim != 1:
@@ -191,7 +219,7 @@ def _densify(arrays: dict[str, np.ndarray], meta: dict, F: int, L: int, source: 
                 f"{source}: array {key} has shape {values.shape}, expected {touched.shape}"
             )
         try:
-            dense = np.full(F * L, float(fills[key]))
+            dense = np.full(F * L, float(fills[key]), dtypes[key])
         except (KeyError, TypeError, ValueError):
             raise ModelFileError(f"{source}: damaged cwal model file (fill of {key})") from None
         dense[touched] = values

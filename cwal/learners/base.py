@@ -43,6 +43,17 @@ class SequenceLearner:
 
     name: ClassVar[str] = "learner"
     has_covariance: ClassVar[bool] = False
+    DTYPES: ClassVar[dict[str, type]] = {
+        "W": np.float32, "A": np.float64, "SW": np.float32, "SA": np.float32, "UW": np.float64,
+        "UA": np.float64,
+    }  # fmt: skip
+    """Element type of each state array. The per-feature arrays (``W``, ``SW``, ``UW``: features
+    x labels, 265 MB in float64 on CoNLL-2000 chunking) dominate memory: the mean and the
+    diagonal covariance are float32 (the kernels compute in float64 and round on store; 7
+    significant digits are far finer than the steps that change them); the lazy-average sums
+    ``UW`` stay float64 (row snapshots, cwal/confidence/rows.py, compute ``W - UW / count`` in
+    UW's type and equal ``averaged()``, which returns float64), as do the small transition
+    arrays but ``SA`` (``shrink`` treats both covariances alike)."""
     registry: ClassVar[dict[str, type[SequenceLearner]]] = {}
     """Every learner class by its ``name`` (the first class to take a name keeps it): how a
     saved model finds its class without this module knowing the learners."""
@@ -112,13 +123,13 @@ class SequenceLearner:
     # ----- state -----------------------------------------------------------------------------
     def _arrays_for(self, n_features: int) -> None:
         L = len(self.labels_)
-        a0 = self.params["init_variance"]
-        self.W_ = np.zeros((n_features, L))
-        self.A_ = np.zeros((L + 2, L))
-        self.SW_ = np.full((n_features, L), a0)
-        self.SA_ = np.full((L + 2, L), a0)
-        self.UW_ = np.zeros((n_features, L))
-        self.UA_ = np.zeros((L + 2, L))
+        a0, dt = self.params["init_variance"], self.DTYPES
+        self.W_ = np.zeros((n_features, L), dt["W"])
+        self.A_ = np.zeros((L + 2, L), dt["A"])
+        self.SW_ = np.full((n_features, L), a0, dt["SW"])
+        self.SA_ = np.full((L + 2, L), a0, dt["SA"])
+        self.UW_ = np.zeros((n_features, L), dt["UW"])
+        self.UA_ = np.zeros((L + 2, L), dt["UA"])
 
     def _grow(self, n_features: int, exact: bool = False) -> None:
         """Make room for ``n_features`` rows (amortised doubling unless ``exact``); new weights 0,
@@ -129,7 +140,7 @@ class SequenceLearner:
         rows = n_features if exact else max(n_features, 2 * old, 1024)
         L = len(self.labels_)
         for name, fill in (("W_", 0.0), ("SW_", self.params["init_variance"]), ("UW_", 0.0)):
-            arr = np.full((rows, L), fill)
+            arr = np.full((rows, L), fill, self.DTYPES[name[:-1]])
             arr[:old] = getattr(self, name)
             setattr(self, name, arr)
 
@@ -144,7 +155,7 @@ class SequenceLearner:
 
         def widen(arr: np.ndarray, fill: float, trans: bool) -> np.ndarray:
             rows = L + 2 if trans else arr.shape[0]
-            out = np.full((rows, L), fill)
+            out = np.full((rows, L), fill, arr.dtype)
             if trans:
                 out[:old_L, :old_L] = arr[:old_L]
                 out[L : L + 2, :old_L] = arr[old_L : old_L + 2]
@@ -167,10 +178,10 @@ class SequenceLearner:
         after each example so far (cached until the next update)."""
         if self._avg is None:
             F = self.n_features_
-            if self.count_ > 0:  # w - U / count, with one temporary array
-                W = np.multiply(self.UW_[:F], -1.0 / self.count_)
+            if self.count_ > 0:  # w - U / count in float64, with one temporary array
+                W = np.multiply(self.UW_[:F], -1.0 / self.count_, dtype=np.float64)
                 W += self.W_[:F]
-                A = self.A_ - self.UA_ / self.count_
+                A = np.subtract(self.A_, self.UA_ / self.count_, dtype=np.float64)
             else:
                 W, A = self.W_[:F].copy(), self.A_.copy()
             self._avg = (W, A)
@@ -375,7 +386,7 @@ class SequenceLearner:
 
     def save(self, path: str | Path) -> None:
         """Write the model to ``path`` (an ``.npz``; see ``to_bytes``)."""
-        Path(path).write_bytes(self.to_bytes())
+        _persist.save(self, path)
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "<bytes>") -> SequenceLearner:

@@ -101,6 +101,9 @@ class MaxEntL1(SequenceLearner):
 
     name: ClassVar[str] = "maxent-l1"
     has_covariance: ClassVar[bool] = False
+    DTYPES: ClassVar[dict[str, type]] = dict.fromkeys(
+        ("W", "A", "SW", "SA", "UW", "UA"), np.float64
+    )
     W_ = _Fresh()
     UW_ = _Fresh()
     SW_ = _Fresh()

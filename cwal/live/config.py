@@ -29,9 +29,10 @@ class LiveConfig:
     been ranked by a model at most ``max_staleness`` updates behind the live one (the ranking
     is redone in the background after every update; ``next`` waits only past that bound: 20
     labels is 2-3 s of work of 8 annotators, about one ranking on a busy machine). Every
-    ``consolidation_interval`` updates a background retrain of ``consolidation_epochs`` epochs
-    replaces the model; with ``consolidation_shards`` > 1 it trains that many copies on disjoint
-    shards in parallel processes and combines them (``cwal.learners.shards``).
+    ``consolidation_interval`` updates a background consolidation (a retrain of
+    ``consolidation_epochs`` epochs) replaces the model; with ``consolidation_shards`` > 1 it
+    trains that many copies on disjoint shards in parallel processes and combines them
+    (``cwal.learners.shards``).
     """
 
     strategy: str = "kd-pc"

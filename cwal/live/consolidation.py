@@ -9,7 +9,6 @@ which, under its lock, applies every submission after X to it before the swap: n
 from __future__ import annotations
 
 import threading
-import time
 import zlib
 from collections import deque
 from collections.abc import Callable
@@ -23,10 +22,9 @@ from cwal.learners import SequenceLearner
 from cwal.learners.shards import fit_shards
 from cwal.live.kd import S_GRID
 from cwal.live.protocol import CheckpointMeta
-from cwal.live.queue import background_thread
 from cwal.live.replay import LearnerSpec, LiveModel, build, valid_base
+from cwal.live.worker import Worker, background_thread
 from cwal.measures.confidence import calibration_rmse
-from cwal.supervisor import SUPERVISOR
 
 
 class PrequentialRecord:
@@ -82,66 +80,19 @@ def retrain_seed(project_id: int, last_annotation_id: int) -> int:
     return zlib.crc32(f"{project_id}:{last_annotation_id}".encode())
 
 
-class Consolidator:
-    """A daemon thread that runs ``job()`` when triggered (one at a time)."""
+class Consolidator(Worker):
+    """The thread that runs the session's consolidation when woken (one at a time)."""
 
     def __init__(self, job: Callable[[], None], name: str = "cwal-consolidator") -> None:
-        self._job = job
-        self._cond = threading.Condition()
-        self._pending = False
-        self._running = False
-        self._stop = False
-        self.last_error: BaseException | None = None
-        self.runs = 0
-        self.thread = SUPERVISOR.start(name, self._run, stop=lambda: self.stop(timeout=None))
+        super().__init__(job, name, background_thread)
 
-    @property
-    def busy(self) -> bool:
-        return self._pending or self._running
-
-    def trigger(self) -> None:
-        """Ask for a run (one more after the current one, if one is running)."""
-        with self._cond:
-            self._pending = True
-            self._cond.notify_all()
-
-    def _run(self) -> None:
-        background_thread()
-        while True:
-            with self._cond:
-                while not self._pending and not self._stop:
-                    self._cond.wait()
-                if self._stop:
-                    return
-                self._pending, self._running = False, True
-            try:
-                self._job()
-                self.last_error = None
-            except BaseException as exc:  # kept for status(); the live model stays as it was
-                self.last_error = exc
-            finally:
-                with self._cond:
-                    self._running = False
-                    self.runs += 1
-                    self._cond.notify_all()
+    def _settled(self) -> bool:
+        return not self._running and (self._stop or not self._pending)
 
     def wait(self, timeout: float = 300.0) -> None:
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while (self._pending or self._running) and not (self._stop and not self._running):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("consolidation did not finish")
-                self._cond.wait(left)
-
-    def stop(self, timeout: float | None = 60.0) -> None:
-        """Stop the thread (a retrain in progress finishes first); joins it unless ``timeout``
-        is None."""
-        with self._cond:
-            self._stop = True
-            self._cond.notify_all()
-        if timeout is not None:
-            self.thread.join(timeout=timeout)
+        """Block until no consolidation is pending or running (or the thread stopped, idle)."""
+        if not self._wait_for(self._settled, timeout) and not self._settled():
+            raise TimeoutError("consolidation did not finish")
 
 
 def training_set(rows) -> list[Sentence]:

@@ -9,66 +9,24 @@ previous label, before their next suggestion) catches up itself when the thread 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
 import numba
 
-from cwal.supervisor import SUPERVISOR
+from cwal.live.worker import Worker
 
 
-class Learner:
-    """A daemon thread that runs ``catch_up()`` whenever woken (coalesced: one run covers every
+def _one_thread() -> None:
+    numba.set_num_threads(1)  # short steps on the way to a fresh ranking: priority unchanged
+
+
+class Learner(Worker):
+    """The thread that runs ``catch_up()`` whenever woken (coalesced: one run covers every
     wake-up before it starts)."""
 
     def __init__(self, catch_up: Callable[[], None], name: str = "cwal-learner") -> None:
-        self._catch_up = catch_up
-        self._cond = threading.Condition()
-        self._pending = False
-        self._running = False
-        self._stop = False
-        self.error: BaseException | None = None
-        self.runs = 0
-        self.thread = SUPERVISOR.start(name, self._run, stop=lambda: self.stop(timeout=None))
-
-    def wake(self) -> None:
-        """Ask for a catch-up (one more after the current one, if one is running)."""
-        with self._cond:
-            self._pending = True
-            self._cond.notify_all()
-
-    def _run(self) -> None:
-        numba.set_num_threads(1)  # short steps on the way to a fresh ranking: priority unchanged
-        while True:
-            with self._cond:
-                while not self._pending and not self._stop:
-                    self._cond.wait()
-                if self._stop:
-                    return
-                self._pending, self._running = False, True
-            try:
-                self._catch_up()
-                self.error = None
-            except BaseException as exc:  # the labels are stored; the next wake-up retries
-                self.error = exc
-            finally:
-                with self._cond:
-                    self._running = False
-                    self.runs += 1
-                    self._cond.notify_all()
+        super().__init__(catch_up, name, _one_thread)
 
     def wait(self, timeout: float = 60.0) -> bool:
         """Block until no catch-up is pending or running; False on timeout or stop."""
-        with self._cond:
-            return self._cond.wait_for(
-                lambda: self._stop or not (self._pending or self._running), timeout
-            ) and not (self._pending or self._running)
-
-    def stop(self, timeout: float | None = 30.0) -> None:
-        """Stop the thread (a catch-up in progress finishes first); joined unless ``timeout``
-        is None."""
-        with self._cond:
-            self._stop = True
-            self._cond.notify_all()
-        if timeout is not None:
-            self.thread.join(timeout=timeout)
+        return self._wait_for(lambda: self._stop or not self.busy, timeout)

@@ -56,7 +56,7 @@ class PredictionRow:
     strategy: str
     score: float | None = None
     user_id: int | None = None
-    keys: list[float] | None = None  # each token's Delta margin: the calibration record
+    keys: list[float] | None = None  # each token's Delta margin: the prequential record
 
 
 class Store(Protocol):

@@ -8,17 +8,14 @@ most ``version - min_version`` updates old (the session's ``max_staleness``).
 
 from __future__ import annotations
 
-import contextlib
-import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
-from cwal.strategies.order import order
+from cwal.live.worker import background_thread
 from cwal.supervisor import SUPERVISOR
 
 
@@ -40,40 +37,6 @@ class Scored:
     candidates: list[int] = field(default_factory=list)  # the sample, in draw order
     seconds: float = 0.0
     finished: float = field(default_factory=time.monotonic)
-
-
-def background_thread(nice: int = 10) -> None:
-    """Make the calling thread a background worker: its compiled kernels run single-threaded
-    (numba's thread count is per thread) and, on Linux, it yields the CPU to request threads and
-    the database (a 2-core machine must not starve ``submit`` while scoring)."""
-    numba.set_num_threads(1)
-    if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
-        with contextlib.suppress(OSError):  # not permitted here: run at normal priority
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
-
-
-def candidate_seed(project_id: int, version: int) -> list[int]:
-    """The RNG seed of a candidate sample: same project and model version, same sample."""
-    return [int(project_id), int(version), 0xC0A1]
-
-
-def unlabeled_ids(pool_ids: np.ndarray, labeled: set[int]) -> np.ndarray:
-    """The pool ids not in ``labeled``, in pool order."""
-    return pool_ids[~np.isin(pool_ids, np.fromiter(labeled, np.int64, len(labeled)))]
-
-
-def sample_candidates(unlabeled: np.ndarray, n: int, seed: Sequence[int]) -> np.ndarray:
-    """Up to ``n`` of the ``unlabeled`` ids drawn without replacement, in draw order
-    (deterministic)."""
-    if unlabeled.size <= n:
-        return np.random.default_rng(seed).permutation(unlabeled)
-    return np.random.default_rng(seed).choice(unlabeled, size=n, replace=False)
-
-
-def rank(ids: np.ndarray, score: np.ndarray, lengths: np.ndarray) -> list[int]:
-    """``ids`` by :func:`cwal.strategies.order.order`: lowest score first, ties to the shorter
-    sentence, then to the earlier id in ``ids`` (the candidates' draw order)."""
-    return [int(i) for i in ids[order(score, lengths)]]
 
 
 class Stopped(RuntimeError):
@@ -159,30 +122,28 @@ class ScoringQueue:
                 cur = self._current
                 if cur is not None and cur.version >= min_version:
                     return cur
-                if self._stop:
-                    raise Stopped("the scoring queue was stopped")
-                if self._error is not None:
-                    raise RuntimeError("scoring failed") from self._error
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"no ranking at version >= {min_version} in {timeout} s")
-                self._cond.wait(left)
+                self._wait(deadline, f"no ranking at version >= {min_version} in {timeout} s")
 
     def wait_fresh(self, timeout: float = 120.0) -> Scored:
         """Block until the ranking is by the last requested model (tests, benchmarks)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while not self._fresh() or self._busy:
-                if self._stop:
-                    raise Stopped("the scoring queue was stopped")
-                if self._error is not None:
-                    raise RuntimeError("scoring failed") from self._error
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("the scoring queue did not catch up")
-                self._cond.wait(left)
+                self._wait(deadline, "the scoring queue did not catch up")
             assert self._current is not None
             return self._current
+
+    def _wait(self, deadline: float, late: str) -> None:
+        """Wait (the condition held) for the next change, at most until ``deadline``: raises
+        :class:`Stopped` once stopped, RuntimeError if scoring failed, TimeoutError(``late``)."""
+        if self._stop:
+            raise Stopped("the scoring queue was stopped")
+        if self._error is not None:
+            raise RuntimeError("scoring failed") from self._error
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(late)
+        self._cond.wait(left)
 
     def stop(self, timeout: float | None = 30.0) -> None:
         """Stop the thread (a scoring in progress finishes first); waiting callers get

@@ -1,4 +1,4 @@
-"""The ranking: the project's candidate sample scored by its strategy on the scorer thread.
+"""The ranking: the project's candidate sample, drawn and scored by its strategy (scorer thread).
 
 The session hands its lock and its live model to a :class:`Ranker`; the ranker draws a sample of
 the unlabeled pool for the model's generation, maps the sample's cached features onto the model's
@@ -21,9 +21,34 @@ from cwal.live import kd
 from cwal.live.config import LiveConfig
 from cwal.live.pool import PoolCache
 from cwal.live.protocol import Store
-from cwal.live.queue import Scored, candidate_seed, rank, sample_candidates, unlabeled_ids
+from cwal.live.queue import Scored
 from cwal.live.replay import LiveModel
 from cwal.live.scoring import rank_candidates, seed_of
+from cwal.strategies.order import order
+
+
+def candidate_seed(project_id: int, version: int) -> list[int]:
+    """The RNG seed of a candidate sample: same project and model version, same sample."""
+    return [int(project_id), int(version), 0xC0A1]
+
+
+def unlabeled_ids(pool_ids: np.ndarray, labeled: set[int]) -> np.ndarray:
+    """The pool ids not in ``labeled``, in pool order."""
+    return pool_ids[~np.isin(pool_ids, np.fromiter(labeled, np.int64, len(labeled)))]
+
+
+def sample_candidates(unlabeled: np.ndarray, n: int, seed: Sequence[int]) -> np.ndarray:
+    """Up to ``n`` of the ``unlabeled`` ids drawn without replacement, in draw order
+    (deterministic)."""
+    if unlabeled.size <= n:
+        return np.random.default_rng(seed).permutation(unlabeled)
+    return np.random.default_rng(seed).choice(unlabeled, size=n, replace=False)
+
+
+def rank(ids: np.ndarray, score: np.ndarray, lengths: np.ndarray) -> list[int]:
+    """``ids`` by :func:`cwal.strategies.order.order`: lowest score first, ties to the shorter
+    sentence, then to the earlier id in ``ids`` (the candidates' draw order)."""
+    return [int(i) for i in ids[order(score, lengths)]]
 
 
 @dataclass(frozen=True)
@@ -75,6 +100,15 @@ class Ranker:
             self.pool.add(self.store.pool_sentences(todo))
         return len(todo) == step
 
+    def _follow(self) -> None:
+        """Map the pool's cache onto the live model's index when a new model was swapped in:
+        the index's strings are read under the lock and mapped off it."""
+        with self._lock:
+            index = self._live().model.features_
+            strings = None if self.pool.follows(index) else index.strings
+        if strings is not None:
+            self.pool.follow(index, strings)
+
     def _sample(self) -> tuple[tuple[int, int], bool, np.ndarray, np.ndarray, list[int]]:
         """The current generation's candidate sample (features cached in the pool), lengths."""
         with self._lock:
@@ -110,11 +144,7 @@ class Ranker:
                 return Scored(gen[1], gen, ranked, strategy, cold,
                               seconds=time.perf_counter() - start)  # fmt: skip
             batch = self.pool.gather(cands.tolist())
-            with self._lock:
-                index = self._live().model.features_
-                strings = None if self.pool.follows(index) else index.strings
-            if strings is not None:  # a new model was swapped in: map onto it off the lock
-                self.pool.follow(index, strings)
+            self._follow()
             with self._lock:
                 if self._generation() != gen and attempt < 2:
                     continue
@@ -147,11 +177,7 @@ class Ranker:
         gathered = [self.pool.gather(list(ids)) for ids in batches]
         attempt = 0
         while True:
-            with self._lock:
-                index = self._live().model.features_
-                strings = None if self.pool.follows(index) else index.strings
-            if strings is not None:  # a new model was swapped in: map onto it off the lock
-                self.pool.follow(index, strings)
+            self._follow()
             with self._lock:
                 index = self._live().model.features_
                 self.pool.sync(index)

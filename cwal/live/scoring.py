@@ -1,4 +1,5 @@
-"""What the session computes off its lock from a row snapshot: rankings, pre-fills, the record."""
+"""What the session computes off its lock from a row snapshot: rankings, predictions, the
+prequential record."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def rank_candidates(
 ) -> Scored:
     """Candidates (in draw order) ranked by the strategy's own ``rank`` on the row snapshot (the
     code path ``select`` and simulations run); with each one's predicted tags and confidences
-    when the strategy estimated them (else pre-fills are computed per served sentence). A
+    when the strategy estimated them (else predictions are computed per served sentence). A
     ``+diverse`` strategy spreads near-duplicates over blocks of ``LIVE_BLOCK``."""
     strategy = strategy_for(name, k=k, s=s, candidates=max(len(cands), 1))
     ids = cands.tolist()
@@ -63,8 +64,8 @@ def rank_candidates(
     return out
 
 
-def prefill(rows: kd.Rows) -> tuple[list[str], np.ndarray]:
-    """Pre-fill of a snapshot's sentence: its predicted tags and each token's Delta margin (the
+def prediction(rows: kd.Rows) -> tuple[list[str], np.ndarray]:
+    """The prediction of a snapshot's sentence: its tags and each token's Delta margin (the
     session's :class:`~cwal.confidence.calibration.MarginMap` turns it into the confidence)."""
     conf = estimate(kd.RowsModel(rows), rows.enc, "delta")
     return rows.tags(conf.labels), np.asarray(conf.margin, dtype=np.float64)
@@ -79,7 +80,7 @@ def least_confident(margins: np.ndarray) -> int | None:
 @dataclass
 class Prequential:
     """The model's view of a sentence just before learning it: the logged prediction, its
-    tokens' Delta (the calibration record) and the agreement over the s grid (KD-PC and KD-Fixed,
+    tokens' Delta (the prequential record) and the agreement over the s grid (KD-PC and KD-Fixed,
     common random numbers; tunes the ranking's s) with correctness."""
 
     predicted: list[str]
@@ -90,7 +91,7 @@ class Prequential:
 
 
 def prequential(rows: kd.Rows, tags: list[str], *, k: int, seed: int) -> Prequential:
-    predicted, margins = prefill(rows)
+    predicted, margins = prediction(rows)
     correct = np.array([p == t for p, t in zip(predicted, tags, strict=True)])
     grids = []
     for method in ("kd-pc", "kd-fixed"):

@@ -16,9 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,6 +37,7 @@ from cwal.live.consolidation import (
     swapped,
 )
 from cwal.live.learner import Learner
+from cwal.live.pending import Pending
 from cwal.live.pool import PoolCache
 from cwal.live.protocol import LogRow, PoolSentence, Store
 from cwal.live.queue import (
@@ -48,26 +47,10 @@ from cwal.live.queue import (
 from cwal.live.ranking import Ranker, Reading, generation
 from cwal.live.recorder import Recorder, Snapshot
 from cwal.live.replay import LearnerSpec, LiveModel, build, replay, valid_base
-from cwal.live.scoring import least_confident, prefill
+from cwal.live.scoring import prediction
+from cwal.live.suggestion import Suggestion, suggest
 
 LOG = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Suggestion:
-    """A sentence leased to an annotator, with the pre-fill: predicted tags and per-token KD-PC
-    confidence (None at cold start), the least confident position, the live model's version and
-    the version that scored it (at most ``max_staleness`` behind)."""
-
-    sentence_id: int
-    tokens: list[str]
-    columns: dict[str, list[str]]
-    predicted: list[str] | None
-    confidence: list[float] | None
-    least_confident: int | None
-    model_version: int
-    scored_version: int
-    strategy: str
 
 
 class ProjectSession:
@@ -96,11 +79,7 @@ class ProjectSession:
         self.ranker = Ranker(store, project_id, self.config, self.pool, self._lock,
                              lambda: self.live, idle_gate)  # fmt: skip
         self.consolidations: list[dict[str, Any]] = []  # one entry per swap, oldest first
-        # requests' bookkeeping, under a lock of its own (a request never waits for an update):
-        self._book = threading.Lock()
-        self._submitting: Counter[tuple[int, int]] = Counter()  # (sentence, annotator) in flight
-        self._mine: set[int] = set()  # ids this process committed that the model has not applied
-        self._last_label: dict[int, int] = {}  # annotator -> their newest label stored here
+        self.pending = Pending(lambda: self.live.watermark)  # requests' bookkeeping
         self._seen = (self.live.version, not any(self.live.labeled.values()))  # version, cold
         self.recorder = Recorder(
             store, project_id, self.config.k, self._tuned, lambda: self.live.base
@@ -144,13 +123,12 @@ class ProjectSession:
 
     def _catch_up(self, rows: list[LogRow] | None = None) -> list[Snapshot]:
         """Apply every log row after the watermark (under the lock); a snapshot for each
-        submission this process is storing or stored (``_submitting``, ``_mine``), whichever
+        submission this process is storing or stored (``pending``), whichever
         catch-up applies it. ``rows``: read by ``_unseen`` before the lock was taken."""
         try:
             return self._apply(rows)
         finally:
-            with self._book:
-                self._mine = {i for i in self._mine if i > self.live.watermark}
+            self.pending.applied()
             self._seen = (self.live.version, not any(self.live.labeled.values()))
 
     def _apply(self, rows: list[LogRow] | None) -> list[Snapshot]:
@@ -175,9 +153,7 @@ class ProjectSession:
         jobs: list[Snapshot] = []
 
         def snapshot(row: LogRow) -> None:
-            with self._book:
-                mine = row.id in self._mine or (row.sentence_id, row.user_id) in self._submitting
-            if mine and live.model.labels_ and live.n_labeled:
+            if self.pending.is_pending(row) and live.model.labels_ and live.n_labeled:
                 snap = kd.rows_for(live.model, live.model.encode([_sentence(row)]))
                 jobs.append(Snapshot(row, snap, live.version))
 
@@ -189,7 +165,7 @@ class ProjectSession:
             self.recorder.put(job)
         self.queue.request(self.generation)
         if self.needs_consolidation():
-            self.consolidator.trigger()
+            self.consolidator.wake()
 
     def needs_consolidation(self) -> bool:
         """True once ``consolidation_interval`` updates arrived since the base checkpoint."""
@@ -209,23 +185,13 @@ class ProjectSession:
         self, sentence_id: int, tags: list[str], annotator_id: int, seconds: float | None = None
     ) -> int:
         """Store the annotation; its id once committed. The learner thread applies it to the
-        live model (a submit never waits for an update, a ranking or a retrain)."""
-        key = (sentence_id, annotator_id)
-        with self._book:  # from now on any catch-up that applies it snapshots it first
-            self._submitting[key] += 1
+        live model (a submit never waits for an update, a ranking or a consolidation)."""
+        self.pending.begin(sentence_id, annotator_id)  # a catch-up applying it snapshots it
         annotation_id = None
         try:
             annotation_id = self.store.submit(sentence_id, annotator_id, tags, seconds)
         finally:
-            with self._book:
-                if annotation_id is not None:
-                    if annotation_id > self.live.watermark:  # not applied yet: snapshot it then
-                        self._mine.add(annotation_id)
-                    last = self._last_label.get(annotator_id, 0)
-                    self._last_label[annotator_id] = max(last, annotation_id)
-                self._submitting[key] -= 1
-                if self._submitting[key] <= 0:
-                    del self._submitting[key]
+            self.pending.end(sentence_id, annotator_id, annotation_id)
         self.learner.wake()
         return annotation_id
 
@@ -236,9 +202,7 @@ class ProjectSession:
         the first label of a cold project is applied here)."""
         self.learner.wake()  # rows other processes stored: applied in the background
         version, cold = self._seen  # as of the last catch-up (no wait for the model's lock)
-        with self._book:
-            behind = self.live.watermark < self._last_label.get(annotator_id, 0)
-        if cold and behind:  # their first label switches to the strategy: apply it here
+        if cold and self.pending.behind(annotator_id):  # their first label: apply it here
             self.sync()
             version, cold = self._seen
         scored = self.queue.get(version - self.config.max_staleness)
@@ -295,7 +259,7 @@ class ProjectSession:
                 "s_fixed": live.s_fixed,
                 "consolidating": self.consolidator.busy,
                 "last_consolidation": self.consolidations[-1] if self.consolidations else None,
-                "consolidation_error": _error(self.consolidator.last_error),
+                "consolidation_error": _error(self.consolidator.error),
                 "record_error": _error(self.recorder.error),
                 "learn_error": _error(self.learner.error),
             }
@@ -317,8 +281,8 @@ class ProjectSession:
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop every background thread of the session and join them (together at most
-        ``timeout`` s; a retrain or ranking in progress finishes first). A ``next`` waiting for
-        a ranking raises ``Stopped``."""
+        ``timeout`` s; a consolidation or ranking in progress finishes first). A ``next``
+        waiting for a ranking raises ``Stopped``."""
         if self._closed:
             return
         self._closed = True
@@ -330,33 +294,21 @@ class ProjectSession:
         for thread in self.threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
-    # ----- scoring ------------------------------------------------------------------------------
+    # ----- suggestions --------------------------------------------------------------------------
     def _suggest(self, sentence_id: int, scored: Scored, version: int, cold: bool) -> Suggestion:
-        """``version``: the live model's when the request came (``scored`` is at most
-        ``max_staleness`` behind it; a sentence scored on demand is at least as fresh)."""
         if sentence_id not in self.pool:
             self.pool.add(self.store.pool_sentences([sentence_id]))
+        strategy = self.config.strategy if not scored.cold else self.config.seed_strategy
         s = self.pool.sentence(sentence_id)
-        pred = conf = least = None
-        scored_version = scored.version
-        if not cold:
-            if sentence_id in scored.predicted:
-                pred, margins = scored.predicted[sentence_id], scored.margins[sentence_id]
-            else:
-                pred, margins, scored_version = self._score_one(s)
-            conf, least = self.calibration(margins).tolist(), least_confident(margins)
-        return Suggestion(
-            s.id, list(s.tokens), dict(s.columns), pred, conf, least, version, scored_version,
-            self.config.strategy if not scored.cold else self.config.seed_strategy,
-        )  # fmt: skip
+        return suggest(s, scored, version, cold, strategy, self.calibration, self._score_one)
 
     def _score_one(self, s: PoolSentence) -> tuple[list[str], np.ndarray, int]:
-        """Pre-fill of one sentence by the current model: tags, Delta per token, version."""
+        """The prediction of one sentence by the current model: tags, Delta per token, version."""
         with self._lock:
             live = self.live
             rows = kd.rows_for(live.model, live.model.encode([_sentence(s)]))
             version = live.version
-        pred, margins = prefill(rows)
+        pred, margins = prediction(rows)
         return pred, margins, version
 
     # ----- prequential record (cwal.live.recorder) and consolidation ----------------------------

@@ -4,25 +4,11 @@ tests use it to check the page's side of the contract without training a model."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sqlalchemy import Engine
 
+from cwal.live import Suggestion
 from db import repository as repo
 from db.store import SqlStore
-
-
-@dataclass(frozen=True)
-class Suggestion:
-    sentence_id: int
-    tokens: list[str]
-    columns: dict
-    predicted: list[str] | None
-    confidence: list[float] | None
-    least_confident: int | None
-    model_version: int
-    scored_version: int
-    strategy: str
 
 
 class FakeSession:

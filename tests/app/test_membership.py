@@ -104,7 +104,7 @@ def test_the_annotate_controller_refuses_a_project_of_which_the_user_is_no_membe
     ctl = Annotator(state.live(b), users.annotator, project_b, {})
     assert ctl.current() is None
     free = repo.sentence_ids(store.engine, b)[1]
-    ctl.s["queue"] = [{"sid": free, "tokens": B_WORDS[1:] + ["went", "home"]}]
+    ctl.s["ahead"] = [{"sid": free, "tokens": B_WORDS[1:] + ["went", "home"]}]
     ctl.handle({"kind": "submit", "sid": free, "spans": []})
     assert "not a member" in ctl.s["message"]
     assert [e.user_id for e in repo.annotation_history(store.engine, free)] == []

@@ -1,5 +1,5 @@
 """The live service's parts against independent truth: the feature cache, row snapshots,
-replay bookkeeping, candidate sampling and the settings."""
+replay bookkeeping, pending submissions, candidate sampling and the settings."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import pytest
 from cwal.learners import make
 from cwal.live import LiveConfig, kd
 from cwal.live.consolidation import PrequentialRecord
+from cwal.live.pending import Pending
 from cwal.live.pool import PoolCache
-from cwal.live.protocol import CheckpointMeta, PoolSentence
-from cwal.live.queue import rank, sample_candidates, unlabeled_ids
+from cwal.live.protocol import CheckpointMeta, LogRow, PoolSentence
+from cwal.live.ranking import rank, sample_candidates, unlabeled_ids
 from cwal.live.replay import valid_base
 
 from .conftest import synthetic
@@ -61,9 +62,9 @@ def test_row_snapshot_equals_the_full_averaged_model() -> None:
     assert np.all(conf.confidence == 1.0)  # a vanishing scale: every draw agrees
 
 
-def test_prefill_of_a_bioes_trained_model_is_in_the_training_scheme() -> None:
+def test_prediction_of_a_bioes_trained_model_is_in_the_training_scheme() -> None:
     from cwal.io import schemes
-    from cwal.live.scoring import prefill
+    from cwal.live.scoring import prediction
 
     data = synthetic(40, seed=3)
     model = make("arow", template="ner", encoding="bioes")
@@ -72,7 +73,7 @@ def test_prefill_of_a_bioes_trained_model_is_in_the_training_scheme() -> None:
     assert any(t.startswith(("S-", "E-")) for t in model.labels_)  # BIOES inside
     sents = synthetic(8, seed=5)
     for s, want in zip(sents, model.predict(sents), strict=True):
-        tags, conf = prefill(kd.rows_for(model, model.encode([s])))
+        tags, conf = prediction(kd.rows_for(model, model.encode([s])))
         assert tags == want and len(conf) == len(s.tokens)
         assert schemes.is_valid(tags, "IOB2") and not any(t[:2] in ("S-", "E-") for t in tags)
 
@@ -84,6 +85,28 @@ def test_valid_base_skips_checkpoints_an_undo_invalidated() -> None:
     assert valid_base(cps, [(25, 28)]).id == 3  # undone before checkpoint 3 was written
     assert valid_base(cps, [(5, 40)]) is None  # every checkpoint covers label 5
     assert valid_base([], []) is None
+
+
+def test_a_submission_is_pending_until_a_catch_up_applies_it() -> None:
+    watermark = [10]
+    pending = Pending(lambda: watermark[0])
+
+    def row(i: int, sentence: int, user: int) -> LogRow:
+        return LogRow(i, sentence, user, "submitted", ["O"], None)
+
+    pending.begin(5, 1)  # being stored: its row, whatever its id, is this process's
+    assert pending.is_pending(row(11, 5, 1)) and not pending.is_pending(row(11, 5, 2))
+    pending.end(5, 1, 11)  # stored as 11 > watermark 10: pending by id from now on
+    assert pending.is_pending(row(11, 5, 1)) and pending.behind(1) and not pending.behind(2)
+    pending.begin(6, 1)
+    pending.end(6, 1, None)  # a failed submit stores nothing and leaves nothing behind
+    assert not pending.is_pending(row(12, 6, 1))
+    watermark[0] = 11
+    pending.applied()
+    assert not pending.is_pending(row(11, 5, 1)) and not pending.behind(1)
+    pending.begin(7, 2)
+    pending.end(7, 2, 9)  # already applied when its submit returned: never pending by id
+    assert not pending.is_pending(row(9, 7, 2)) and not pending.behind(2)
 
 
 def test_candidate_sample_is_deterministic_and_unlabeled() -> None:
