@@ -25,8 +25,8 @@ from cwal.confidence.calibration import MarginMap
 from cwal.live import kd
 from cwal.live.consolidation import PrequentialRecord
 from cwal.live.protocol import CheckpointMeta, LogRow, PredictionRow, Store
-from cwal.live.queue import background_thread
 from cwal.live.scoring import MAX_KEY, prequential, seed_of
+from cwal.live.worker import background_thread
 from cwal.supervisor import SUPERVISOR
 
 LOG_EVERY_S = 0.5
