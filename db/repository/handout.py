@@ -95,7 +95,13 @@ def _ranked_statements(dialect: str, insert_fn):
     stmt = insert_fn(Lease).from_select(
         ["sentence_id", "project_id", "user_id", "leased_at", "expires_at"], rows
     )
-    take = stmt.on_conflict_do_update(
+    return drop, pick, taking_over(stmt)
+
+
+def taking_over(stmt):
+    """``stmt``, an insert into leases, that also takes over a sentence whose lease expired or is
+    already the user's (bind parameters ``now``, ``user_id``); it returns the ids it leased."""
+    return stmt.on_conflict_do_update(
         index_elements=[Lease.sentence_id],
         set_={
             "project_id": stmt.excluded.project_id,
@@ -105,7 +111,6 @@ def _ranked_statements(dialect: str, insert_fn):
         },
         where=or_(Lease.expires_at <= _NOW, Lease.user_id == _U),
     ).returning(Lease.sentence_id)
-    return drop, pick, take
 
 
 _RANKED = {

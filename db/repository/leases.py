@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, Engine, Integer, bindparam, delete, or_, select, update
+from sqlalchemy import Connection, Engine, Integer, bindparam, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from db.engine import read_transaction, write_transaction
 from db.models import Lease, Sentence, UTCDateTime
 from db.repository.base import InvalidValueError, check_time
-from db.repository.handout import lease_ranked
+from db.repository.handout import lease_ranked, taking_over
 from db.repository.projects import project_settings
 from db.repository.state import available
 
@@ -76,16 +76,7 @@ def _upsert(dialect_insert):
     stmt = dialect_insert(Lease).values(
         sentence_id=_S, project_id=_P, user_id=_U, leased_at=_NOW, expires_at=_EXPIRES
     )
-    return stmt.on_conflict_do_update(
-        index_elements=[Lease.sentence_id],
-        set_={
-            "project_id": stmt.excluded.project_id,
-            "user_id": stmt.excluded.user_id,
-            "leased_at": stmt.excluded.leased_at,
-            "expires_at": stmt.excluded.expires_at,
-        },
-        where=or_(Lease.expires_at <= _NOW, Lease.user_id == _U),
-    ).returning(Lease.sentence_id)
+    return taking_over(stmt)
 
 
 _UPSERT = {"postgresql": _upsert(postgresql.insert), "sqlite": _upsert(sqlite.insert)}
