@@ -133,7 +133,9 @@ def test_first_submits_on_a_fresh_install_are_saved_while_the_model_is_prepared(
         info = page.locator(".cw-info").inner_text()  # ... then one the live model chose
         assert "being prepared" not in info
         version = int(info.split("model v")[1].split(" ")[0])  # the model when it was leased
-        assert version > len(saved), info  # it had learned the labels saved during the wait
+        # it had learned the labels saved during the wait (the three after them may still be on
+        # their way to the model: a submit does not wait for the learner thread)
+        assert version >= len(saved), info
     assert [repo.annotation_history(s.engine, sid)[-1].status for sid in saved] == [
         "submitted"
     ] * len(saved)
