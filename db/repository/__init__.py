@@ -6,10 +6,10 @@ own transaction, and commits writes before returning. Split by topic; all names 
 
 from db.repository.accounts import (
     SetupOverError,
-    change_password,
     create_first_lead,
     record_sign_in,
     set_disabled,
+    set_password,
     sign_in_wait,
 )
 from db.repository.agreement import LiveAgreement, OverlapChanges, overlap_changes
@@ -150,7 +150,6 @@ from db.repository.users import (
     get_user,
     hash_password,
     list_users,
-    set_password,
     set_role,
     verify_password,
 )
@@ -285,7 +284,6 @@ __all__ = [
     "validate_settings",
     "verify_password",
     "SetupOverError",
-    "change_password",
     "create_first_lead",
     "record_sign_in",
     "set_disabled",
