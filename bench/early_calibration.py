@@ -130,9 +130,9 @@ def measure(live: ProjectSession, engine, pid: int, gold: dict, seed: int) -> di
     batch = [Sentence(list(s.tokens), None, dict(s.columns or {})) for s in sample]
     pred = live.model.predict(batch)
     delta = estimate(live.model, batch, "delta").margin
-    conf = live.calibration(delta)
     truth = [gold[tuple(s.tokens)] for s in sample]
     flat_pred = np.array([t for p in pred for t in p])
+    conf = live.calibration(delta, flat_pred)
     flat_gold = np.array([t for g in truth for t in g])
     ok = (flat_pred == flat_gold).astype(float)
     entity = (flat_gold != "O") | (flat_pred != "O")
@@ -150,7 +150,7 @@ def measure(live: ProjectSession, engine, pid: int, gold: dict, seed: int) -> di
         ranking = strategy.rank(live.model, cand_sents, 7919 * draw + seed)
         tops.append({scored.candidates[i] for i in ranking.order[:10]})
     record = live.store.calibration_keys(pid)
-    static = MarginMap.fit(record, aged=False)(delta)  # the map without its age term
+    static = MarginMap.fit(record, aged=False)(delta, flat_pred)  # the map without its age term
     return {
         "ece": ece_equal_mass(conf, ok),
         "ece_no_age": ece_equal_mass(static, ok),
@@ -220,11 +220,11 @@ def summary(rows: list[dict]) -> list[dict]:
     return out
 
 
-VAGUE = ((0.0, 0.0, 0.0), (100.0, 100.0, 100.0))  # --fit-prior: each run's own fit
+VAGUE = ((0.0, 0.0, 0.0, 0.0), (100.0,) * 4)  # --fit-prior: each run's own fit
 
 
 def fit_prior(args) -> None:
-    """Print the mean and spread of the map ``(a, b, c)`` fitted (under a vague prior) on each
+    """Print the mean and spread of the map ``(a, b, c, e)`` fitted (under a vague prior) on each
     prequential record of :data:`PRIOR_CORPORA`: the calibration prior's constants."""
     fits = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -233,12 +233,12 @@ def fit_prior(args) -> None:
                 part: list = []
                 run(name, seed, args, Path(tmp), record=part)
                 m = MarginMap.fit(part, prior=VAGUE[0], prior_sd=VAGUE[1])
-                fits.append((m.a, m.b, m.c))
-                print(f"{name} seed {seed}: a {m.a:.3f} b {m.b:.3f} c {m.c:.3f} on {m.labels} "
-                      f"labels, {m.tokens} tokens", flush=True)  # fmt: skip
+                fits.append((m.a, m.b, m.c, m.e))
+                print(f"{name} seed {seed}: a {m.a:.3f} b {m.b:.3f} c {m.c:.3f} e {m.e:.3f} "
+                      f"on {m.labels} labels, {m.tokens} tokens", flush=True)  # fmt: skip
     mean, sd = np.mean(fits, axis=0), np.std(fits, axis=0, ddof=1)
-    print(f"PRIOR = ({mean[0]:.3f}, {mean[1]:.3f}, {mean[2]:.3f}); "
-          f"sd ({sd[0]:.3f}, {sd[1]:.3f}, {sd[2]:.3f}) over {len(fits)} records")  # fmt: skip
+    print(f"PRIOR = ({', '.join(f'{v:.3f}' for v in mean)}); "
+          f"sd ({', '.join(f'{v:.3f}' for v in sd)}) over {len(fits)} records")  # fmt: skip
 
 
 def main() -> None:

@@ -184,7 +184,7 @@ class SqlStore:
             ],
         )
 
-    def calibration_keys(self, project_id: int) -> list[tuple[list[float], list[bool]]]:
+    def calibration_keys(self, project_id: int) -> list[tuple[list[float], list[bool], list[str]]]:
         return repo.calibration_keys(self.engine, project_id)
 
 

@@ -64,10 +64,10 @@ class Recorder:
         self.record = PrequentialRecord()
         self.error: Exception | None = None
         self._lock = threading.Lock()
-        self._keys: list[tuple[np.ndarray, np.ndarray]] = []
+        self._keys: list[tuple[np.ndarray, np.ndarray, list[str]]] = []
         self._first: tuple[int | None, int | None] = (None, None)  # base id, its first entry
         self._map: tuple[MarginMap, int | None] = (MarginMap(), None)  # the prior until reload
-        self._pending: list[tuple[PredictionRow, tuple[np.ndarray, np.ndarray]]] = []
+        self._pending: list[tuple[PredictionRow, tuple[np.ndarray, np.ndarray, list[str]]]] = []
         self._unflushed = 0  # jobs taken whose task_done waits for their rows' write
         self.reload()
         self._jobs: stdqueue.Queue[object] = stdqueue.Queue()
@@ -101,8 +101,8 @@ class Recorder:
         predictions; a consolidation calls it)."""
         with self._lock:  # read and swapped while no label is being recorded
             self._log()  # the rows recorded so far are in the store's record first
-            record = [(np.asarray(k, float), np.asarray(c, bool))
-                      for k, c in self.store.calibration_keys(self.project_id)]  # fmt: skip
+            record = [(np.asarray(k, float), np.asarray(c, bool), list(t))
+                      for k, c, t in self.store.calibration_keys(self.project_id)]  # fmt: skip
             self._keys = record + [keys for _, keys in self._pending]  # unlogged: a failed write
             self._refit()
 
@@ -181,13 +181,14 @@ class Recorder:
         s_pc, s_fixed = self.record.tune()  # the ranking's noise scale, from the first labels
         if s_pc is not None and s_fixed is not None:
             self.on_tuned(s_pc, s_fixed)
-        shown = self.calibration(rec.margins)  # the map as it stood before this label
+        shown = self.calibration(rec.margins, rec.predicted)  # the map before this label
         keys = np.minimum(rec.margins, MAX_KEY)
         pred = PredictionRow(row.sentence_id, job.version, rec.predicted, shown.tolist(), "kd-pc",
                              float(shown.min()) if shown.size else None, row.user_id,
                              keys.tolist())  # fmt: skip
         with self._lock:  # pended and appended together: a reload logs the pending rows
             # first and reads them back, so it counts this label once, as a restart's fit does
-            self._pending.append((pred, (keys, rec.correct)))
-            self._keys.append((keys, rec.correct))
+            entry = (keys, rec.correct, list(rec.predicted))
+            self._pending.append((pred, entry))
+            self._keys.append(entry)
             self._refit()
