@@ -13,6 +13,7 @@ and exit with status 2, without a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import inspect
 import json
@@ -121,6 +122,8 @@ def run_train(args: argparse.Namespace) -> int:
     from cwal.learners import default_learner, make, recommended
 
     hand_back_large_blocks()  # a one-shot process: freed arrays go back to the system
+    gc.disable()  # ... that makes few reference cycles: no collector passes over its millions
+    # of objects (ned: 650 passes, 0.36 s CPU on a loaded machine; peak memory the same)
     from cwal.learners.shards import fit_shards
 
     train = read_labeled(args.train, args.format, args.columns)
