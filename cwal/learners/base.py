@@ -71,6 +71,7 @@ class SequenceLearner(LearnerState):
         encoding: str = "raw",
         clusters: bool = False,
         documents: bool = False,
+        lexicon: bool = False,
     ) -> None:
         codes = {"perceptron": K.PERCEPTRON, "pa": K.PA, "arow": K.AROW}
         if algorithm == "cw":
@@ -102,6 +103,7 @@ class SequenceLearner(LearnerState):
             "encoding": encoding,
             "clusters": bool(clusters),
             "documents": bool(documents),
+            "lexicon": bool(lexicon),
         }
         self.codec_ = TagCodec(encoding)
         self.labels_: list[str] = list(labels)
@@ -197,6 +199,7 @@ class SequenceLearner(LearnerState):
             raise ValueError(f"patience must be at least 1, not {patience}")
         sentences = list(sentences)
         self._learn_clusters(sentences, unlabeled)
+        self._learn_lexicon(sentences)
         data, enc, gold, fresh = self._admit_corpus(sentences)
         self._grow(self.n_features_, exact=fresh)
         held = [s for s in dev if s.tags is not None] if dev is not None else []
@@ -237,6 +240,16 @@ class SequenceLearner(LearnerState):
         found = clusters.learn(texts)
         if found is not None:
             self.features_ = FeatureIndex(index.template, clusters=found, documents=index.documents)
+
+    def _learn_lexicon(self, sentences: Sequence[Sentence]) -> None:
+        """With ``lexicon`` on and an empty index: the labeled spans of ``sentences`` as a
+        lexicon feature (cwal/features/lexicon.py; jackknifed over the training data)."""
+        index = self.features_
+        if not self.params.get("lexicon") or index.frozen or len(index) or index.lexicon:
+            return
+        from cwal.features.lexicon import Lexicon
+
+        index.lexicon = Lexicon.learn(sentences)
 
     # ----- prediction -------------------------------------------------------------------------
     def encode(self, sentences: Iterable[Sentence]) -> Encoded:
