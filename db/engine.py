@@ -111,14 +111,16 @@ def check_integrity(engine: Engine) -> None:
 def _sqlite_on_begin(conn: Connection) -> None:
     options = conn.get_execution_options()
     write = options.get(_WRITE, False)
-    if write:  # an annotator's write waits less per try (see write_transaction)
-        busy = int(options.get(_BUSY_MS, SQLITE_BUSY_TIMEOUT_MS))
-        # set only when it changes: the connection keeps it, and a statement per write
-        # transaction cost ~2 ms under load (bench/service.py)
-        info = conn.connection.info
-        if info.get(_BUSY_MS, SQLITE_BUSY_TIMEOUT_MS) != busy:
-            conn.exec_driver_sql(f"PRAGMA busy_timeout = {busy}")
-            info[_BUSY_MS] = busy
+    # Every transaction waits as long as its user asked: an annotator's write less per try (see
+    # write_transaction), everything else SQLITE_BUSY_TIMEOUT_MS. The timeout belongs to the
+    # pooled DBAPI connection, which the next user gets as the last one left it, so it is set
+    # whenever it differs from what this use wants -- only then: a statement per transaction
+    # cost ~2 ms under load (bench/service.py).
+    busy = int(options.get(_BUSY_MS, SQLITE_BUSY_TIMEOUT_MS))
+    info = conn.connection.info
+    if info.get(_BUSY_MS, SQLITE_BUSY_TIMEOUT_MS) != busy:
+        conn.exec_driver_sql(f"PRAGMA busy_timeout = {busy}")
+        info[_BUSY_MS] = busy
     conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 

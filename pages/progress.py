@@ -22,10 +22,10 @@ with st.expander("Change my password", icon=":material/key:"):
         )
         again = st.text_input("New password again", type="password")
         change = st.form_submit_button("Change password")
-    if change:
+    if change and new != again:  # checked here: nothing is sent, no attempt is counted
+        st.error("the two new passwords differ")
+    elif change:
         try:
-            if new != again:
-                raise repo.InvalidValueError("the two new passwords differ")
             state.service().change_own_password(
                 user, current, new, st.session_state.get(auth.TOKEN_KEY), auth.client_address()
             )

@@ -15,6 +15,7 @@ from cwal.io.source import (
     PathLike,
     Source,
     as_source,
+    clean_text,
     is_blank_token,
     iter_lines,
     open_text,
@@ -144,6 +145,75 @@ def read_conll(
 
 
 def _read(
+    source: Source, roles: list[str] | None, encoding: str | None, rules: TagRules, max_line: int
+) -> Iterator[Sentence]:
+    text = clean_text(source, encoding, max_line)
+    whole = _read_whole(source, roles, rules, text) if text is not None else None
+    if whole is not None:
+        yield from whole
+    else:
+        yield from _read_lines(source, roles, encoding, rules, max_line)
+
+
+def _is_docstart(line: str) -> bool:
+    return line.startswith(DOCSTART) and (len(line) == len(DOCSTART) or line[len(DOCSTART)] == " ")
+
+
+def _read_whole(
+    source: Source, roles: list[str] | None, rules: TagRules, text: str
+) -> list[Sentence] | None:
+    """``_read_lines``' sentences of a clean text (from ``clean_text``) with single spaces
+    between fields, every row as many as the first, no tab and no field any check refuses,
+    split and checked a file at a time; None for any other text (``_read_lines`` then reads it
+    line by line and names the line at fault). Tag checks run per sentence as there."""
+    if "\t" in text or "  " in text or " \n" in text or "\n " in text:
+        return None
+    if text.startswith(" ") or text.endswith(" "):
+        return None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    spans = []  # (first row, end, document) of each sentence, rows as indices into lines
+    document: int | None = None
+    prev = -1
+    for b in [i for i, line in enumerate(lines) if not line or _is_docstart(line)] + [len(lines)]:
+        if b > prev + 1:
+            spans.append((prev + 1, b, document))
+        if b < len(lines) and lines[b]:
+            document = 0 if document is None else document + 1
+        prev = b
+    if not spans:
+        return None
+    rows = [line for a, b, _ in spans for line in lines[a:b]]
+    del lines
+    n_cols = rows[0].count(" ") + 1
+    if roles is None:
+        roles = default_roles(n_cols)
+    if len(roles) != n_cols or {row.count(" ") for row in rows} != {n_cols - 1}:
+        return None
+    flat = " ".join(rows).split(" ")
+    del rows
+    known = {v: v for v in set(flat)}  # every distinct value kept once, checked once
+    if any(is_blank_token(v) or token_problem(v) is not None for v in known):
+        return None
+    flat = list(map(known.__getitem__, flat))
+    cols = [flat[k::n_cols] for k in range(n_cols)]
+    del flat
+    out = []
+    at = 0
+    for a, b, doc in spans:
+        by_role = {r: cols[k][at : at + b - a] for k, r in enumerate(roles) if r != SKIP}
+        at += b - a
+        tokens = by_role.pop("word")
+        tags = by_role.pop("tag", None)
+        if tags is not None:
+            tags = rules.apply(source, tags, lambda i, line=a + 1: (line + i, ""))
+        meta = {} if doc is None else {"document": doc}
+        out.append(Sentence(tokens, tags, by_role, meta, a + 1))
+    return out
+
+
+def _read_lines(
     source: Source, roles: list[str] | None, encoding: str | None, rules: TagRules, max_line: int
 ) -> Iterator[Sentence]:
     n_cols = 0

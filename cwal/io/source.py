@@ -168,6 +168,45 @@ def iter_lines(
             yield lineno, text
 
 
+WHOLE_LIMIT = 1 << 28  # bytes; a larger file is streamed line by line (``iter_lines``)
+_WHOLE_CODECS = frozenset({"utf-8", "iso8859-1", "ascii"})  # line ends are their own bytes
+
+
+def clean_text(source: Source, encoding: str | None = None, max_line: int = MAX_LINE) -> str | None:
+    """The whole text of ``source`` with every line end as ``"\\n"``, when ``iter_lines`` would
+    give its lines without an error (the same encoding decision, BOM dropped): ``"\\n".join`` of
+    them, plus a final ``"\\n"`` where the file has one. None when the file is larger than
+    ``WHOLE_LIMIT``, holds a NUL byte, a line that may be over-long or bytes its codec refuses,
+    or its codec is not UTF-8, latin-1 or ASCII: the caller then streams ``iter_lines``, which
+    names the offending line. One read and one decode instead of one per line."""
+    with source.open() as handle:
+        data = handle.read(WHOLE_LIMIT + 1)
+    _check_start(source, data[:4])
+    if len(data) > WHOLE_LIMIT or b"\x00" in data:
+        return None
+    if encoding is not None:
+        codec = codecs.lookup(encoding).name
+        codec = "utf-8" if codec == "utf-8-sig" else codec
+    else:
+        codec = "utf-8" if data.startswith(_BOM) else None
+    if codec is not None and codec not in _WHOLE_CODECS:
+        return None
+    try:
+        text = data.decode(codec or "utf-8")
+        codec = codec or "utf-8"
+    except UnicodeDecodeError:
+        if codec is not None:
+            return None
+        text, codec = data.decode("latin-1"), "latin-1"
+    if codec == "utf-8" and text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if len(data) > max_line and max(map(len, text.split("\n"))) * 4 > max_line:
+        return None  # a line may be longer than max_line bytes: iter_lines decides
+    return text
+
+
 def split_fields(text: str) -> list[str]:
     """The space- or tab-separated fields of a line (runs of separators count once)."""
     if "\t" not in text and "  " not in text:

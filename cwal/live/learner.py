@@ -9,15 +9,10 @@ previous label, before their next suggestion) catches up itself when the thread 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
-import numba
-
-from cwal.live.worker import Worker
-
-
-def _one_thread() -> None:
-    numba.set_num_threads(1)  # short steps on the way to a fresh ranking: priority unchanged
+from cwal.live.worker import Worker, background_thread
 
 
 class Learner(Worker):
@@ -25,7 +20,8 @@ class Learner(Worker):
     wake-up before it starts)."""
 
     def __init__(self, catch_up: Callable[[], None], name: str = "cwal-learner") -> None:
-        super().__init__(catch_up, name, _one_thread)
+        # short steps on the way to a fresh ranking: one numba thread, the priority unchanged
+        super().__init__(catch_up, name, functools.partial(background_thread, nice=0))
 
     def wait(self, timeout: float = 60.0) -> bool:
         """Block until no catch-up is pending or running; False on timeout or stop."""

@@ -19,12 +19,18 @@ from cwal.supervisor import SUPERVISOR
 
 def background_thread(nice: int = 10) -> None:
     """Make the calling thread a background worker: its compiled kernels run single-threaded
-    (numba's thread count is per thread) and, on Linux, it yields the CPU to request threads and
-    the database (a 2-core machine must not starve ``submit`` while scoring)."""
+    (numba's thread count is per thread) and, on Linux, it becomes ``nice`` steps nicer than it
+    was (the niceness it inherited from the thread that started it, at most 19), so it yields
+    the CPU to request threads and the database (a 2-core machine must not starve ``submit``
+    while scoring). Relative, so it never raises a thread's priority: setting an absolute 10
+    (or 0) would, for a root process started under a higher ``nice``. ``nice=0``: same priority
+    (the learner thread's short steps on the way to a fresh ranking)."""
     numba.set_num_threads(1)
-    if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
-        with contextlib.suppress(OSError):  # not permitted here: run at normal priority
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+    if nice <= 0 or not hasattr(os, "setpriority") or not hasattr(threading, "get_native_id"):
+        return
+    tid = threading.get_native_id()
+    with contextlib.suppress(OSError):  # not permitted here: run at the inherited priority
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
 
 
 class Worker:

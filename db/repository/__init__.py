@@ -6,14 +6,14 @@ own transaction, and commits writes before returning. Split by topic; all names 
 
 from db.repository.accounts import (
     SetupOverError,
-    change_password,
     create_first_lead,
     record_sign_in,
     set_disabled,
+    set_password,
     sign_in_wait,
 )
 from db.repository.agreement import LiveAgreement, OverlapChanges, overlap_changes
-from db.repository.annotations import STATUSES, UndoResult, skip, submit_annotation, undo_last
+from db.repository.annotations import STATUSES, skip, submit_annotation
 from db.repository.base import (
     DatabaseBusyError,
     DuplicateError,
@@ -77,6 +77,7 @@ from db.repository.leases import (
     release_leases,
     renew_lease,
 )
+from db.repository.log_writes import UndoResult, undo_last
 from db.repository.members import (
     ADMIN_ROLE,
     PROJECT_ROLES,
@@ -150,7 +151,6 @@ from db.repository.users import (
     get_user,
     hash_password,
     list_users,
-    set_password,
     set_role,
     verify_password,
 )
@@ -285,7 +285,6 @@ __all__ = [
     "validate_settings",
     "verify_password",
     "SetupOverError",
-    "change_password",
     "create_first_lead",
     "record_sign_in",
     "set_disabled",

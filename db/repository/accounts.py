@@ -69,9 +69,11 @@ def set_disabled(engine: Engine, user_id: int, disabled: bool) -> None:
             conn.execute(delete(Lease).where(Lease.user_id == user_id))
 
 
-def change_password(engine: Engine, user_id: int, password: str, keep_token: str | None) -> None:
-    """Replace a user's password and end every sign-in session of theirs except ``keep_token``'s
-    (the browser the user changed it from)."""
+def set_password(
+    engine: Engine, user_id: int, password: str, keep_token: str | None = None
+) -> None:
+    """Replace a user's password (a new salt is drawn) and end every sign-in session of theirs,
+    except ``keep_token``'s when given (the browser a user changed their own password from)."""
     hashed = hash_password(password)
     with write_transaction(engine) as conn:
         done = conn.execute(

@@ -1,5 +1,6 @@
 """Sign-in sessions: a random token per signed-in browser, stored only as its SHA-256, expiring,
-revoked on sign-out (one session) and on a password change (all of the user's: ``set_password``)."""
+revoked on sign-out (one session) and on a password change (all of the user's but the changing
+browser's: ``accounts.set_password``)."""
 
 from __future__ import annotations
 

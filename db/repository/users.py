@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, Engine, delete, insert, select, update
+from sqlalchemy import Connection, Engine, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from db.engine import read_transaction, write_transaction
-from db.models import SignInSession, User, utcnow
+from db.models import User, utcnow
 from db.repository.base import (
     DuplicateError,
     InvalidValueError,
@@ -173,17 +173,6 @@ def authenticate(engine: Engine, name: str, password: str) -> UserInfo | None:
     if not verify_password(password, row.password_hash) or row.disabled_at is not None:
         return None
     return _info(row)
-
-
-def set_password(engine: Engine, user_id: int, password: str) -> None:
-    """Replace a user's password (a new salt is drawn) and end every sign-in session of theirs."""
-    hashed = hash_password(password)
-    with write_transaction(engine) as conn:
-        query = update(User).where(User.id == user_id).values(password_hash=hashed)
-        done = conn.execute(query).rowcount
-        conn.execute(delete(SignInSession).where(SignInSession.user_id == user_id))
-    if done != 1:
-        raise NotFoundError(f"no user with id {user_id}")
 
 
 def set_role(engine: Engine, user_id: int, role: str) -> None:

@@ -107,7 +107,7 @@ class Accounts:
         if repo.authenticate(self.engine, actor.name, current) is None:
             repo.record_sign_in(self.engine, actor.name, address, ok=False)
             raise repo.InvalidValueError("that is not your current password")
-        repo.change_password(self.engine, actor.id, check_password(new), keep_token)
+        repo.set_password(self.engine, actor.id, check_password(new), keep_token)
 
     def project_role(self, user: repo.UserInfo, project_id: int) -> str | None:
         """The user's role on the project, fresh from the store (None for an outsider)."""
@@ -138,10 +138,8 @@ class Accounts:
     ) -> None:
         """Give a user a new password: their sign-in sessions end, except, when a lead changes
         their own, ``keep_token``'s (the browser they changed it from)."""
-        if user_id == actor.id:
-            repo.change_password(self.engine, user_id, check_password(password), keep_token)
-        else:
-            repo.set_password(self.engine, user_id, check_password(password))
+        keep = keep_token if user_id == actor.id else None
+        repo.set_password(self.engine, user_id, check_password(password), keep)
 
     @lead_only
     def set_disabled(self, actor: repo.UserInfo, user_id: int, disabled: bool) -> None:

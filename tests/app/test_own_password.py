@@ -3,7 +3,10 @@ one must be long enough and typed twice alike, and afterwards only this browser 
 
 from __future__ import annotations
 
+from sqlalchemy import func, select
+
 from db import repository as repo
+from db.models import SignInFailure
 from tests.app.conftest import PASSWORD, app
 from ui import auth
 
@@ -15,6 +18,11 @@ def _change(at, current: str, new: str, again: str | None = None):
     fields["New password again"].set_value(new if again is None else again)
     next(b for b in at.button if b.label == "Change password").click()
     return at.run()
+
+
+def _failures(engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(SignInFailure)).scalar_one()
 
 
 def test_an_annotator_changes_their_own_password(store, users, demo):
@@ -29,8 +37,12 @@ def test_an_annotator_changes_their_own_password(store, users, demo):
 
     _change(at, "not my password", "a brand new password")
     assert [e.value for e in at.error] == ["that is not your current password"]
+    assert not at.exception and _failures(store.engine) == 1  # a wrong guess counts
     _change(at, PASSWORD, "a brand new password", "a brand new passwort")
     assert [e.value for e in at.error] == ["the two new passwords differ"]
+    _change(at, "not my password", "a brand new password", "a brand new passwort")
+    assert [e.value for e in at.error] == ["the two new passwords differ"]
+    assert not at.exception and _failures(store.engine) == 1  # a typo is no guess
     _change(at, PASSWORD, "short")
     assert "at least" in at.error[0].value
     assert repo.authenticate(store.engine, "arno", PASSWORD) is not None  # unchanged so far

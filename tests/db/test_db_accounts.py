@@ -79,7 +79,7 @@ def test_a_password_change_ends_the_other_sessions_only(engine, people):
     here = repo.create_session(engine, people["lea"])
     elsewhere = repo.create_session(engine, people["lea"])
     other_user = repo.create_session(engine, people["bob"])
-    repo.change_password(engine, people["lea"], "a new long password", here)
+    repo.set_password(engine, people["lea"], "a new long password", here)
     assert repo.session_user(engine, here).id == people["lea"]
     assert repo.session_user(engine, elsewhere) is None
     assert repo.session_user(engine, other_user).id == people["bob"]

@@ -16,7 +16,14 @@ from sqlalchemy import func, select
 import db.repository.base as base_module
 from cwal.errors import CorpusError
 from db.backup import BackupError, backup, restore
-from db.engine import DatabaseDamagedError, make_engine, open_database
+from db.engine import (
+    SQLITE_BUSY_TIMEOUT_MS,
+    DatabaseDamagedError,
+    make_engine,
+    open_database,
+    read_transaction,
+    write_transaction,
+)
 from db.imports import import_bytes
 from db.models import Annotation
 from db.repository import (
@@ -193,3 +200,35 @@ def test_uploads_over_the_size_limit_and_deep_json_are_refused(tmp_path: Path, m
     assert err.value.line == 2
     assert len(sentence_ids(eng, 1)) == 300  # nothing added
     eng.dispose()
+
+
+def test_each_use_of_a_pooled_connection_waits_as_long_as_it_asked(tmp_path: Path) -> None:
+    """SQLite's busy timeout belongs to the connection, which the pool hands to the next user:
+    an annotator's short per-try wait must not stay for the next reader or default writer (the
+    recorder), nor a default 60 s wait for the next annotator."""
+    eng = make_engine(f"sqlite:///{tmp_path / 'cwal.sqlite3'}")
+
+    def busy(conn) -> int:
+        return conn.exec_driver_sql("PRAGMA busy_timeout").scalar_one()
+
+    def raw(conn) -> int:
+        return id(conn.connection.dbapi_connection)
+
+    uses = [
+        (lambda: write_transaction(eng, busy_ms=2000), 2000),  # an annotator's submit
+        (lambda: read_transaction(eng), SQLITE_BUSY_TIMEOUT_MS),  # then a reader
+        (lambda: write_transaction(eng, busy_ms=2000), 2000),
+        (lambda: write_transaction(eng), SQLITE_BUSY_TIMEOUT_MS),  # then the recorder
+        (lambda: write_transaction(eng, busy_ms=150), 150),
+        (eng.connect, SQLITE_BUSY_TIMEOUT_MS),  # a plain (autobegun) read
+        (lambda: write_transaction(eng, busy_ms=2000), 2000),
+    ]
+    seen = set()
+    try:
+        for use, wanted in uses:
+            with use() as conn:
+                assert busy(conn) == wanted
+                seen.add(raw(conn))
+        assert len(seen) == 1  # one pooled connection served every use
+    finally:
+        eng.dispose()
