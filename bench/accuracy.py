@@ -11,14 +11,16 @@ numba kernels are loaded before the clock starts.
     python bench/accuracy.py [--quick] [--json PATH] [--tasks np chunk esp ned]
                              [--learners arow cw pa kbest-pa perceptron] [--epochs 10]
                              [--crf-iterations 100] [--crf-bioes np] [--no-crf]
-                             [--dev] [--fold last|first] [--set KEY=VALUE ...] [--limit N]
+                             [--dev] [--fold last|first|testa] [--set KEY=VALUE ...] [--limit N]
                              [--seeds N]
 
 ``--quick``: np only, arow and cw, 3 epochs, the first 3,000 training sentences, crfsuite 30
 iterations. ``--dev`` scores on the last 10% of the training file instead of the test file and
 ``--set`` overrides learner parameters: that is how the defaults were tuned, e.g.
 ``python bench/accuracy.py --dev --tasks chunk --learners arow --no-crf --set encoding=raw``.
-``--fold first`` holds out the first 10% instead (the second tuning fold of the defaults).
+``--fold first`` holds out the first 10% instead (the second tuning fold of the defaults);
+``--fold testa`` (esp, ned) trains on the whole training file and scores the CoNLL-2002 official
+development file (``*.testa``), never the test file.
 ``--crf-bioes`` also trains crfsuite on BIOES tags, the encoding our chunking default uses.
 
 ``--seeds N`` trains every learner N times, in the training orders of seeds 0..N-1 (seed s gives
@@ -67,7 +69,9 @@ def splits(
     """(train, evaluation): the test file, or with ``dev`` the last (``fold="first"``: the first)
     10% of the training file; ``limit`` keeps the first sentences of the training part only."""
     train = corpora.load(task, "train", data_dir)
-    if dev and fold == "first":  # as many sentences as carve_dev holds out, from the start
+    if dev and fold == "testa":  # the CoNLL-2002 official dev file, beside the training file
+        held = _testa(task, data_dir)
+    elif dev and fold == "first":  # as many sentences as carve_dev holds out, from the start
         n_held = len(corpora.carve_dev(train, 0.1)[1])
         held, train = train[:n_held], train[n_held:]
     elif dev:
@@ -75,6 +79,16 @@ def splits(
     else:
         held = corpora.load(task, "test", data_dir)
     return train[:limit], held
+
+
+def _testa(task: str, data_dir: str | None) -> list:
+    """The official development file of a CoNLL-2002 task (``esp.testa``, ``ned.testa``)."""
+    from cwal.io import read_conll
+
+    spec = corpora.get_task(task)
+    if not spec.train.endswith(".train"):
+        raise SystemExit(f"--fold testa: {task} has no official dev file (CoNLL-2002 only)")
+    return list(read_conll(corpora.data_dir(data_dir) / spec.train.replace(".train", ".testa")))
 
 
 def learner_worker(
@@ -283,8 +297,10 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="evaluate on the last 10%% of the training file (for tuning)",
     )
-    parser.add_argument("--fold", choices=["last", "first"], default="last",
-                        help="with --dev: hold out the last (default) or the first 10%%")  # fmt: skip
+    parser.add_argument("--fold", choices=["last", "first", "testa"], default="last",
+                        help="with --dev: hold out the last (default) or the first 10%%, or "
+                             "(esp, ned) train on all of it and score the official dev file "
+                             "*.testa")  # fmt: skip
     parser.add_argument("--seeds", type=int, default=1, metavar="N",
                         help="train each learner in the orders of seeds 0..N-1 (default 1)")  # fmt: skip
     parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
@@ -344,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     columns = ["task", "runner", *(["seed"] if args.seeds > 1 else []), "F1", "best", "best_ep", "s_epoch", "train_s", "extract_s",
                "append_s", "reach_ep", "reach_s", "crf_ratio", "crf_ratio_all", "peak_mb"]  # fmt: skip
     curves = mean_curves(rows)
-    split = f"Dev ({args.fold} 10% of train)" if args.dev else "Test"
+    held = "testa" if args.fold == "testa" else f"{args.fold} 10% of train"
+    split = f"Dev ({held})" if args.dev else "Test"
     each = "F1 after each epoch" + (f" (mean of {args.seeds} seeds)" if args.seeds > 1 else "")
     tables = {
         f"{split} F1 and speed (train_s: training only; reach: first epoch at crfsuite's F1; "

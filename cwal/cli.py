@@ -140,6 +140,8 @@ def run_train(args: argparse.Namespace) -> int:
         params.pop("clusters", None)
     if args.no_documents:
         params.pop("documents", None)
+    if args.no_lexicon:
+        params.pop("lexicon", None)
     model = make(learner, template=template, **params)
     unlabeled = [
         s.tokens for path in args.unlabeled or () for s in read_corpus(path, format=args.format)
@@ -245,6 +247,9 @@ def add_parser(subparsers: Any) -> None:
                    help="no document features (default for the ner template: how each word "
                         "is written elsewhere in its -DOCSTART- document, else in its block "
                         "of 20 sentences)")  # fmt: skip
+    t.add_argument("--no-lexicon", action="store_true",
+                   help="no lexicon features (default for the ner template: the spans labeled "
+                        "in the training file, matched in the text; cwal/features/lexicon.py)")  # fmt: skip
     t.add_argument("--seed", type=int, default=0, help="seed of the epoch shuffles")
     t.add_argument("--shards", type=int, default=1,
                    help="train this many copies on disjoint shards in parallel processes")  # fmt: skip

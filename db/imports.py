@@ -50,8 +50,8 @@ from db.import_pacing import (
 )
 from db.models import utcnow
 from db.repeats import Repeats
-from db.repository.annotations import add_imported_annotations
 from db.repository.base import InvalidValueError, StoreError, require_user
+from db.repository.log_writes import add_imported_annotations
 from db.repository.projects import project_settings
 from db.repository.sentences import (
     add_sentences,

@@ -296,7 +296,7 @@ def test_version_6_files_store_the_working_types_and_version_5_files_still_load(
     with zipfile.ZipFile(io.BytesIO(model.to_bytes())) as z:
         parts = {n[:-4]: np.load(io.BytesIO(z.read(n))) for n in z.namelist()}
     meta = json.loads(bytes(parts["meta"]))
-    assert meta["version"] == 6
+    assert meta["version"] == 7
     assert {k: parts[k].dtype for k in _persist.ARRAYS} == types
     F, L = model.n_features_, len(model.labels_)
     untouched = np.ones(F * L, bool)

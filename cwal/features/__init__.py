@@ -19,6 +19,7 @@ from cwal.features._batch import BatchSpec, T, W, encode_batch
 from cwal.features._clustered import with_clusters
 from cwal.features.clusters import WordClusters
 from cwal.features.encoded import Encoded, release_heap, with_slots
+from cwal.features.lexicon import Lexicon
 from cwal.io.sentence import Sentence
 
 _PAD_LEFT = ("<s-2>", "<s-1>")
@@ -286,9 +287,11 @@ class FeatureIndex:
         strings: Iterable[str] = (),
         clusters: WordClusters | None = None,
         documents: bool = False,
+        lexicon: Lexicon | None = None,
     ) -> None:
         self.template = template
         self.documents = bool(documents)
+        self.lexicon = lexicon
         self._fn = get_template(template)
         self._spec = _SPECS.get(self._fn)
         self.clusters = clusters
@@ -334,6 +337,10 @@ class FeatureIndex:
         if self.documents:
             for f, extra in zip(feats, _documents.features([sentence])[0], strict=True):
                 f += extra
+        if self.lexicon is not None:
+            for p, f in enumerate(feats):
+                f += [f"{k}={names[c[p]]}" for k, c, names in self.lexicon.slots([sentence])
+                      if c[p] >= 0]  # fmt: skip
         return feats
 
     def encode(self, sentences: Iterable[Sentence], grow: bool | None = None) -> Encoded:
@@ -348,6 +355,8 @@ class FeatureIndex:
         enc = self._encode_template(sentences, grow, min_count)
         if self.documents:
             enc = with_slots(enc, _documents.slots(sentences), self._ids, grow)
+        if self.lexicon is not None:
+            enc = with_slots(enc, self.lexicon.slots(sentences), self._ids, grow)
         release_heap(enc.n_tokens)
         return enc
 

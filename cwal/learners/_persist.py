@@ -8,7 +8,9 @@ word clusters of a model that uses them (``c_words``, ``c_ids``, ``c_sizes``); v
 (no clusters) still load. Version 5 adds the ``documents`` parameter (document-level features,
 cwal/features/documents.py); version 4 files load with it off. Version 6 stores each array in the
 learner's own element type (``SequenceLearner.DTYPES``: the covariance and the lazy-average sums
-in float32); the float64 arrays of older files are rounded to those types on loading.
+in float32); the float64 arrays of older files are rounded to those types on loading. Version 7
+adds the lexicon of the training labels of a model that uses it (``l_json``; see
+cwal/features/lexicon.py); version 6 files have none.
 
 Loading uses ``allow_pickle=False`` and checks every part, so a file that is not a cwal model
 (or is damaged) raises ``ModelFileError`` instead of running or half-loading anything.
@@ -32,17 +34,19 @@ import numpy as np
 from cwal.errors import ModelFileError
 from cwal.features import FeatureIndex
 from cwal.features.clusters import WordClusters
+from cwal.features.lexicon import Lexicon
 from cwal.learners._tags import TagCodec
 
 SequenceLearner = Any  # the model saved or built; this module knows only its attributes
 
 FORMAT = "cwal-model"
-FORMAT_VERSION = 6
-READABLE = (2, 3, 4, 5, 6)
+FORMAT_VERSION = 7
+READABLE = (2, 3, 4, 5, 6, 7)
 ARRAYS = ("W", "A", "SW", "SA", "UW", "UA")
 _PER_FEATURE = ("W", "SW", "UW")
 EXTRA = "x_"  # prefix of a learner's own arrays (see extra_state / restore_state)
 CLUSTERS = "c_"  # prefix of the word clusters' arrays (version 4; see WordClusters.to_arrays)
+LEXICON = "l_"  # prefix of the lexicon's arrays (version 7; see Lexicon.to_arrays)
 
 
 def _json_array(obj: Any) -> np.ndarray:
@@ -94,6 +98,8 @@ def write(model: SequenceLearner, out: BinaryIO) -> None:
     }
     if model.features_.clusters is not None:
         arrays.update({CLUSTERS + k: v for k, v in model.features_.clusters.to_arrays().items()})
+    if model.features_.lexicon is not None:
+        arrays.update({LEXICON + k: v for k, v in model.features_.lexicon.to_arrays().items()})
     fills = _fills(model)
     meta["fills"] = fills
     dense = {key: getattr(model, key + "_")[:F] for key in _PER_FEATURE}
@@ -134,7 +140,9 @@ def _read(data: bytes, source: str) -> tuple[dict, list, dict[str, np.ndarray]]:
             arrays = {k: np.asarray(z[k]) for k in ARRAYS}
             if "touched" in z.files:
                 arrays["touched"] = np.asarray(z["touched"])
-            arrays.update({k: np.asarray(z[k]) for k in z.files if k.startswith((EXTRA, CLUSTERS))})
+            arrays.update(
+                {k: np.asarray(z[k]) for k in z.files if k.startswith((EXTRA, CLUSTERS, LEXICON))}
+            )
         except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError) as exc:
             raise ModelFileError(f"{source}: damaged cwal model file ({exc})") from None
     if not isinstance(meta, dict) or not isinstance(strings, list):
@@ -164,11 +172,13 @@ def from_bytes(
         )
         parts = {k[len(CLUSTERS) :]: v for k, v in arrays.items() if k.startswith(CLUSTERS)}
         found = WordClusters.from_arrays(parts) if parts else None
+        lex = {k[len(LEXICON) :]: v for k, v in arrays.items() if k.startswith(LEXICON)}
         model.features_ = FeatureIndex(
             meta["template"],
             strings,
             clusters=found,
             documents=model.params.get("documents", False),
+            lexicon=Lexicon.from_arrays(lex) if lex else None,
         )
         model.features_.frozen = bool(meta["frozen"])
         count, n_updates = float(meta["count"]), int(meta["n_updates"])

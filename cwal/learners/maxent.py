@@ -8,7 +8,8 @@ argmax of the per-label scores, probabilities are the sigmoids renormalised over
 (scikit-learn's one-vs-rest ``predict_proba``). No solver is written here: scikit-learn fits a
 binary token x feature CSR matrix (the template's constant ``b`` feature is the intercept, so
 ``fit_intercept=False``; C is scikit-learn's: C x summed log-loss + |w|_1) and the coefficients
-fill the shared ``W (F, L)``. ``A`` stays zero, so Viterbi under ``(W, A)`` is the argmax.
+fill the shared ``W (F, L)`` (that side lives in ``_maxent_solver``). ``A`` stays zero, so
+Viterbi under ``(W, A)`` is the argmax.
 Cost: liblinear fits CoNLL-2000 NP (212k tokens) in 10-20 s per C at its own tolerance 0.01;
 saga's L1 steps cost 1-2 min per pass there, so cap its passes (``max_iter``) on big data.
 
@@ -23,7 +24,6 @@ files keep the encoded training data (int32 arrays), so a loaded model continues
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
@@ -32,15 +32,13 @@ import numpy as np
 from cwal.decode import emissions
 from cwal.features import Encoded
 from cwal.io.sentence import Sentence
+from cwal.learners._maxent_solver import FORMS, TOL, normalise, pad, solve, token_matrix
 from cwal.learners.base import Progress, SequenceLearner
 from cwal.measures import chunk_f1
 
-FORMS: dict[str, tuple[str, ...]] = {"exclusive": ("saga",), "independent": ("liblinear", "saga")}
 C_GRID = (0.1, 0.3, 1.0, 3.0, 10.0)
 DEFAULT_C = 1.0  # used by learn_one before any fit has chosen C
 DEV_FRACTION = 0.1
-# liblinear's own default for L1 logistic regression; saga's stopping rule is a weight change
-TOL = {"liblinear": 1e-2, "saga": 1e-3}
 
 Chunk = tuple[np.ndarray, np.ndarray, np.ndarray]  # feature ids, features per token, label ids
 
@@ -59,32 +57,6 @@ class _Fresh:
 
     def __set__(self, obj: Any, value: Any) -> None:
         obj.__dict__[self.key] = value
-
-
-def token_matrix(feat_ids: np.ndarray, counts: np.ndarray, n_features: int) -> Any:
-    """The binary token x feature CSR matrix (row p has a 1 at each feature id of token p)."""
-    from scipy.sparse import csr_matrix
-
-    indptr = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    data = np.ones(len(feat_ids))
-    return csr_matrix((data, feat_ids, indptr), shape=(len(counts), n_features))
-
-
-def _pad(a: np.ndarray, shape: tuple[int, int], fill: float = 0.0) -> np.ndarray:
-    out = np.full(shape, fill)
-    out[: a.shape[0], : a.shape[1]] = a
-    return out
-
-
-def normalise(S: np.ndarray, form: str) -> np.ndarray:
-    """Label probabilities from scores ``S (n, L)`` (``-inf`` = impossible label): a softmax for
-    the exclusive form, sigmoids renormalised over the labels for the independent one."""
-    if form == "independent":
-        S = -np.logaddexp(0.0, -S)  # log sigmoid
-    P = np.exp(S - S.max(axis=1, keepdims=True)) if len(S) else S.copy()
-    P /= P.sum(axis=1, keepdims=True)
-    return P
 
 
 class MaxEntL1(SequenceLearner):
@@ -175,39 +147,7 @@ class MaxEntL1(SequenceLearner):
 
     def _solve(self, X: Any, y: np.ndarray, c: float, seed: int) -> tuple[np.ndarray, bool]:
         """``(W (F, L), converged)`` of the L1 maxent fitted by scikit-learn on rows ``X``."""
-        from sklearn.exceptions import ConvergenceWarning
-        from sklearn.linear_model import LogisticRegression
-
-        W = np.zeros((X.shape[1], len(self.labels_)))
-        present = np.unique(y)
-        if len(present) < 2:  # one label (or none) seen: nothing to discriminate
-            return W, True
-        p = self.params
-
-        def model() -> LogisticRegression:
-            return LogisticRegression(
-                C=c, l1_ratio=1.0, solver=p["solver"], fit_intercept=False, tol=p["tol"],
-                max_iter=p["max_iter"], random_state=seed,
-            )  # fmt: skip
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            if p["form"] == "exclusive":
-                coef = model().fit(X, y).coef_
-                if len(present) == 2:  # scikit-learn's binary model scores the second class
-                    W[:, present[1]] = coef[0]
-                else:
-                    W[:, present] = coef.T
-            else:
-                for j in present:
-                    W[:, j] = model().fit(X, (y == j).astype(np.int8)).coef_[0]
-        converged = True
-        for w in caught:
-            if issubclass(w.category, ConvergenceWarning):
-                converged = False
-            else:
-                warnings.warn(w.message, w.category, stacklevel=2)
-        return W, converged
+        return solve(X, y, len(self.labels_), c, seed, self.params)
 
     def _refit(self, c: float, seed: int, examples: int) -> None:
         """Refit on every stored token and absorb ``examples`` sentences into the average."""
@@ -220,9 +160,9 @@ class MaxEntL1(SequenceLearner):
         else:
             W, ok = self._solve(token_matrix(feats, counts, F), gold, c, seed)
             self._fit_key = key
-        U = _pad(d["_UW_"], (F, L))
+        U = pad(d["_UW_"], (F, L))
         if self.params["average"]:  # mean of per-example solutions: w_T - sum_t (t-1) dw_t / T
-            U += d["_count_"] * (W - _pad(d["_W_"], (F, L)))
+            U += d["_count_"] * (W - pad(d["_W_"], (F, L)))
         d.update(_W_=W, _UW_=U, _SW_=np.ones((F, L)), _n_nonzero_=int(np.count_nonzero(W)))
         d["_count_"] = d["_count_"] + examples
         d["_converged_"] = ok
@@ -250,7 +190,7 @@ class MaxEntL1(SequenceLearner):
             ("_UW_", "UA_", 0.0),
             ("_SW_", "SA_", 1.0),
         ):
-            d[per_feature] = _pad(d[per_feature], (d[per_feature].shape[0], L), fill)
+            d[per_feature] = pad(d[per_feature], (d[per_feature].shape[0], L), fill)
             setattr(self, trans, np.full((L + 2, L), fill))  # no transitions: constant
         self._avg = None
 

@@ -13,7 +13,7 @@ from db.repository.accounts import (
     sign_in_wait,
 )
 from db.repository.agreement import LiveAgreement, OverlapChanges, overlap_changes
-from db.repository.annotations import STATUSES, UndoResult, skip, submit_annotation, undo_last
+from db.repository.annotations import STATUSES, skip, submit_annotation
 from db.repository.base import (
     DatabaseBusyError,
     DuplicateError,
@@ -77,6 +77,7 @@ from db.repository.leases import (
     release_leases,
     renew_lease,
 )
+from db.repository.log_writes import UndoResult, undo_last
 from db.repository.members import (
     ADMIN_ROLE,
     PROJECT_ROLES,

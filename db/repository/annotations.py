@@ -1,4 +1,5 @@
-"""The append-only annotation log's writes: submit, skip, undo (reads live in ``history``).
+"""The append-only annotation log's writes on the annotators' path: submit and skip (undo and
+imported submissions live in ``log_writes``, reads in ``history``).
 
 Rows are never updated or deleted. A submission supersedes the sentence's previous current
 annotation (``supersedes_id`` records which); an ``undone`` row retracts an earlier submission or
@@ -38,24 +39,13 @@ from db.repository.base import (
     check_seconds,
     check_tags,
     check_time,
-    lock_project_annotations,
     retry_busy,
 )
-from db.repository.leases import take_lease
 from db.repository.projects import DEFAULT_SETTINGS
 from db.repository.state import not_retracted
 from db.repository.versions import is_overlap, live_versions, settle_if_agreed, wants_version
 
 STATUSES = ("submitted", "skipped", "undone", "version")
-
-
-@dataclass(frozen=True)
-class UndoResult:
-    undo_id: int
-    undone_id: int
-    sentence_id: int
-    undone_status: str
-    leased: bool
 
 
 # The submit / skip path is built once with bound parameters (SQLite runs it under the write
@@ -314,87 +304,3 @@ def skip(
     """Record that an annotator skipped a sentence (it is not offered to them again) and release
     their lease; returns the skip's id."""
     return _record(engine, _SKIP, sentence_id, annotator_id, None, seconds, now)
-
-
-def undo_last(
-    engine: Engine,
-    project_id: int,
-    annotator_id: int,
-    *,
-    lease_ttl: float | None = None,
-    now: datetime | None = None,
-) -> UndoResult | None:
-    """Retract the annotator's newest submission or skip in the project by appending an
-    ``undone`` row (nothing is deleted); None when there is nothing left to undo.
-
-    With ``lease_ttl`` the sentence is leased back to the annotator (their other leases in the
-    project are released) unless someone else holds a live lease on it.
-    """
-    now = check_time(now)
-    with write_transaction(engine) as conn:
-        lock_project_annotations(conn, project_id)
-        target = conn.execute(
-            select(Annotation.id, Annotation.sentence_id, Annotation.status)
-            .where(
-                Annotation.project_id == project_id,
-                Annotation.user_id == annotator_id,
-                Annotation.status.in_(("submitted", "skipped", "version")),
-                not_retracted(project_id),
-            )
-            .order_by(Annotation.id.desc())
-            .limit(1)
-        ).one_or_none()
-        if target is None:
-            return None
-        undo_id = _insert(
-            conn,
-            project_id=project_id,
-            sentence_id=target.sentence_id,
-            user_id=annotator_id,
-            status="undone",
-            tags=None,
-            seconds=None,
-            supersedes_id=target.id,
-            created_at=now,
-        )
-        leased = False
-        if lease_ttl is not None:
-            conn.execute(
-                delete(Lease).where(
-                    Lease.project_id == project_id,
-                    Lease.user_id == annotator_id,
-                    Lease.sentence_id != target.sentence_id,
-                )
-            )
-            leased = take_lease(conn, project_id, target.sentence_id, annotator_id, now, lease_ttl)
-    return UndoResult(undo_id, target.id, target.sentence_id, target.status, leased)
-
-
-def add_imported_annotations(
-    conn: Connection,
-    project_id: int,
-    annotator_id: int,
-    items: Sequence[tuple[int, list[str]]],
-    now: datetime,
-) -> None:
-    """Inside an import's transaction: store file tags as ``annotator_id``'s submissions for
-    freshly inserted sentences (``(sentence_id, tags)`` pairs, already checked)."""
-    if not items:
-        return
-    lock_project_annotations(conn, project_id)
-    conn.execute(
-        insert(Annotation),
-        [
-            {
-                "project_id": project_id,
-                "sentence_id": sentence_id,
-                "user_id": annotator_id,
-                "status": "submitted",
-                "tags": tags,
-                "seconds": None,
-                "supersedes_id": None,
-                "created_at": now,
-            }
-            for sentence_id, tags in items
-        ],
-    )
