@@ -5,16 +5,17 @@ For the demo project and slices of esp (CoNLL-2002 Spanish NER), ned (Dutch NER)
 up front, as the new-project form stores it) is annotated by a simulated annotator who takes each
 sentence the live service serves (``ProjectSession.next``) and submits its gold tags.
 After 5, 10, 20, 50, 100, 200 and 500 labels (those the pool allows) the bench reads, on a sample
-of the unlabeled pool, the confidence annotators see (each token's Delta through the session's
-calibration map): token ECE (15 equal-mass bins) overall and over entity tokens (gold or predicted
-not O), Brier, mean confidence and accuracy; the dashboard's pool estimate (``analysis.pool_view``,
-as the page computes it) minus the accuracy measured on the same sentences; ECE and mean
+of the unlabeled pool, the confidence annotators see (each token's Delta and predicted tag through
+the session's calibration map): token ECE (15 equal-mass bins) overall and over entity tokens
+(gold or predicted not O), Brier, mean confidence and accuracy; the dashboard's pool estimate
+(``analysis.pool_view``, as the page computes it) minus the accuracy measured on the same
+sentences, the width of its 95% interval and whether it holds that accuracy; ECE and mean
 confidence minus accuracy of the map without its model-age term (the map before it, fitted as if
-every entry came from the current model);
-how many of the top 10 of the live ranking two draw seeds share (KD-PC, ``Strategy.rank``, on the
-queue's candidates); and the seconds the live queue took to rank its 1,000 candidates. Each seed
-shuffles the pool. ``--fit-prior`` instead prints the map fitted on the first ``--max-labels``
-labels of demo, ned and np (training files): the calibration prior's constants.
+every entry came from the current model); how many of the top 10 of the live ranking two draw
+seeds share (KD-PC, ``Strategy.rank``, on the queue's candidates); and the seconds the live queue
+took to rank its 1,000 candidates. Each seed shuffles the pool. ``--fit-prior`` instead prints
+the map fitted on the first ``--max-labels`` labels of demo, ned and np (training files): the
+calibration prior's constants.
 
     python bench/early_calibration.py [--quick] [--json PATH] [--seeds N]
                                       [--corpora demo esp ned np] [--max-labels N] [--pool N]
@@ -130,9 +131,9 @@ def measure(live: ProjectSession, engine, pid: int, gold: dict, seed: int) -> di
     batch = [Sentence(list(s.tokens), None, dict(s.columns or {})) for s in sample]
     pred = live.model.predict(batch)
     delta = estimate(live.model, batch, "delta").margin
-    conf = live.calibration(delta)
     truth = [gold[tuple(s.tokens)] for s in sample]
     flat_pred = np.array([t for p in pred for t in p])
+    conf = live.calibration(delta, flat_pred)
     flat_gold = np.array([t for g in truth for t in g])
     ok = (flat_pred == flat_gold).astype(float)
     entity = (flat_gold != "O") | (flat_pred != "O")
@@ -150,7 +151,8 @@ def measure(live: ProjectSession, engine, pid: int, gold: dict, seed: int) -> di
         ranking = strategy.rank(live.model, cand_sents, 7919 * draw + seed)
         tops.append({scored.candidates[i] for i in ranking.order[:10]})
     record = live.store.calibration_keys(pid)
-    static = MarginMap.fit(record, aged=False)(delta)  # the map without its age term
+    static = MarginMap.fit(record, aged=False)(delta, flat_pred)  # the map without its age term
+    measured, (low, high) = float(np.mean(hits)), view.pool_interval
     return {
         "ece": ece_equal_mass(conf, ok),
         "ece_no_age": ece_equal_mass(static, ok),
@@ -159,7 +161,9 @@ def measure(live: ProjectSession, engine, pid: int, gold: dict, seed: int) -> di
         "brier": brier_score(conf, ok),
         "confidence": float(conf.mean()),
         "accuracy": float(ok.mean()),
-        "gap": view.pool_estimate - float(np.mean(hits)),
+        "gap": view.pool_estimate - measured,
+        "interval": high - low,
+        "covered": int(low <= measured <= high),
         "top10": len(tops[0] & tops[1]),
         "rank_s": scored.seconds,
         "map_labels": live.calibration.labels,
@@ -215,16 +219,17 @@ def summary(rows: list[dict]) -> list[dict]:
         out.append({"corpus": key[0], "labels": key[1], "seeds": len(group),
                     "worst_ece": worst_ece, "worst_|gap|": worst_gap,
                     "min_top10": min(r["top10"] for r in group),
+                    "covered": f"{sum(r['covered'] for r in group)}/{len(group)}",
                     "median_rank_s": float(np.median([r["rank_s"] for r in group])),
                     "target": "-" if met is None else ("met" if met else "MISSED")})  # fmt: skip
     return out
 
 
-VAGUE = ((0.0, 0.0, 0.0), (100.0, 100.0, 100.0))  # --fit-prior: each run's own fit
+VAGUE = ((0.0, 0.0, 0.0, 0.0), (100.0,) * 4)  # --fit-prior: each run's own fit
 
 
 def fit_prior(args) -> None:
-    """Print the mean and spread of the map ``(a, b, c)`` fitted (under a vague prior) on each
+    """Print the mean and spread of the map ``(a, b, c, e)`` fitted (under a vague prior) on each
     prequential record of :data:`PRIOR_CORPORA`: the calibration prior's constants."""
     fits = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -233,12 +238,12 @@ def fit_prior(args) -> None:
                 part: list = []
                 run(name, seed, args, Path(tmp), record=part)
                 m = MarginMap.fit(part, prior=VAGUE[0], prior_sd=VAGUE[1])
-                fits.append((m.a, m.b, m.c))
-                print(f"{name} seed {seed}: a {m.a:.3f} b {m.b:.3f} c {m.c:.3f} on {m.labels} "
-                      f"labels, {m.tokens} tokens", flush=True)  # fmt: skip
+                fits.append((m.a, m.b, m.c, m.e))
+                print(f"{name} seed {seed}: a {m.a:.3f} b {m.b:.3f} c {m.c:.3f} e {m.e:.3f} "
+                      f"on {m.labels} labels, {m.tokens} tokens", flush=True)  # fmt: skip
     mean, sd = np.mean(fits, axis=0), np.std(fits, axis=0, ddof=1)
-    print(f"PRIOR = ({mean[0]:.3f}, {mean[1]:.3f}, {mean[2]:.3f}); "
-          f"sd ({sd[0]:.3f}, {sd[1]:.3f}, {sd[2]:.3f}) over {len(fits)} records")  # fmt: skip
+    print(f"PRIOR = ({', '.join(f'{v:.3f}' for v in mean)}); "
+          f"sd ({', '.join(f'{v:.3f}' for v in sd)}) over {len(fits)} records")  # fmt: skip
 
 
 def main() -> None:
@@ -269,7 +274,8 @@ def main() -> None:
             for seed in range(args.seeds):
                 rows += run(name, seed, args, Path(tmp))
     cols = ["corpus", "seed", "labels", "ece", "ece_entity", "brier", "confidence", "accuracy",
-            "gap", "ece_no_age", "gap_no_age", "top10", "s", "rank_s", "map_labels", "minutes"]  # fmt: skip
+            "gap", "interval", "covered", "ece_no_age", "gap_no_age", "top10", "s", "rank_s",
+            "map_labels", "minutes"]  # fmt: skip
     tables = {
         "Per seed and stage (confidence = Delta through the session's calibration map)":
             format_table(rows, cols),

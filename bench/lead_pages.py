@@ -195,7 +195,7 @@ def estimate_curve(home: Path, corpus: str, n_label: int, n_pool: int) -> list[d
         pool_acc = float(np.mean(frame["predicted"].to_numpy() == np.array(truth)))
         ev = reports.evaluate(state, cache.encode(state.model, [s for s, _ in evals]),
                               [g for _, g in evals])  # fmt: skip
-        est = state.expected_accuracy(frame["delta"].to_numpy())
+        est = state.expected_accuracy(frame["delta"].to_numpy(), frame["predicted"].to_numpy())
         rows.append(
             {
                 "corpus": corpus,

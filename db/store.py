@@ -27,6 +27,7 @@ from cwal.live import (
     drop_session,
     get_session,
 )
+from cwal.live.recorder import generations as consolidations
 from cwal.live.replay import valid_base
 from db import repository as repo
 from db.repository.base import BUSY_TRY_MS, retry_busy
@@ -184,7 +185,7 @@ class SqlStore:
             ],
         )
 
-    def calibration_keys(self, project_id: int) -> list[tuple[list[float], list[bool]]]:
+    def calibration_keys(self, project_id: int) -> list[tuple[list[float], list[bool], list[str]]]:
         return repo.calibration_keys(self.engine, project_id)
 
 
@@ -219,5 +220,6 @@ def standalone_model(engine: Engine, project_id: int) -> reports.ModelState:
     base = valid_base(store.checkpoints(project_id), store.retractions(project_id))
     state = store.checkpoint_state(base.id) if base is not None else None
     tail = store.log_after(project_id, base.last_annotation_id if base is not None else 0)
-    calibration = MarginMap.fit(store.calibration_keys(project_id))
+    generations = consolidations(store.checkpoints(project_id), base) if base else ()
+    calibration = MarginMap.fit(store.calibration_keys(project_id), consolidated=generations)
     return reports.rebuild(store.settings(project_id), base, state, tail, calibration)

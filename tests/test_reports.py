@@ -359,7 +359,8 @@ def test_token_frame_reads_kd_distribution(trained) -> None:
     flat = [t for tags in trained.model.predict([Sentence(s.tokens) for s in sents]) for t in tags]
     assert frame["predicted"].tolist() == flat
     assert frame["delta"].tolist() == pytest.approx(conf.margin.tolist())
-    assert frame["confidence"].tolist() == pytest.approx(trained.calibration(conf.margin).tolist())
+    shaded = trained.calibration(conf.margin, flat)  # Delta and the predicted tags
+    assert frame["confidence"].tolist() == pytest.approx(shaded.tolist())
     gid = reports.given_ids(trained.model, [given[5], given[6]])
     expected = conf.distribution[np.arange(4), gid]
     assert frame["p_given"].tolist() == pytest.approx(expected.tolist())
@@ -376,10 +377,14 @@ def test_evaluate_and_pool_estimate(trained) -> None:
     got = reports.evaluate(trained, enc, [s.tags for s in gold])
     report = chunk_f1([s.tags for s in gold], trained.model.predict(gold))
     assert got == {"f1": report.f1, "accuracy": report.token_accuracy}
-    cal = MarginMap(a=-0.5, b=1.0)
+    cal = MarginMap(a=-0.5, b=1.0, e=-1.0)
     est = reports.pool_estimate(trained.model, gold, cal)
     delta = estimate(trained.model, enc, "delta").margin
-    by_hand = [1 / (1 + math.exp(0.5 - math.log1p(d))) if np.isfinite(d) else 1.0 for d in delta]
+    entity = [t != "O" for tags in trained.model.predict(gold) for t in tags]
+    by_hand = [
+        1 / (1 + math.exp(0.5 + x - math.log1p(d))) if np.isfinite(d) else 1.0
+        for d, x in zip(delta, entity, strict=True)
+    ]
     assert est["pool_estimate"] == pytest.approx(float(np.mean(by_hand)))
     assert (est["pool_tokens"], est["pool_sentences"]) == (7, 2)
 

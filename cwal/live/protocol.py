@@ -133,8 +133,8 @@ class Store(Protocol):
 
     def log_predictions(self, project_id: int, rows: Sequence[PredictionRow]) -> None: ...
 
-    def calibration_keys(self, project_id: int) -> list[tuple[list[float], list[bool]]]:
+    def calibration_keys(self, project_id: int) -> list[tuple[list[float], list[bool], list[str]]]:
         """The prequential record, oldest first: per logged prediction with keys of a sentence
-        that has a current label, its tokens' keys (Delta) and whether each predicted tag equals
-        that label."""
+        that has a current label, its tokens' keys (Delta), whether each predicted tag equals
+        that label, and the predicted tags."""
         ...

@@ -5,8 +5,9 @@ Before the session learns its own submission it snapshots the model's rows for t
 tags, each token's Delta and the calibrated confidence that was shown, logged to the store, and
 KD agreement over the s grid (``PrequentialRecord``) that tunes the ranking's noise scale s. The
 calibration map (``MarginMap``) is refitted on the record after every label, and again when the
-live model comes to descend from a consolidation (a model retrained for several epochs is surer
-at the same margin than the single-pass models whose predictions the record holds). The rows go
+live model comes to descend from a new consolidation (a model retrained for several epochs is
+surer at the same margin than the single-pass models whose predictions the record holds, and each
+consolidation shifts it again). The rows go
 to the store in batches (``LOG_EVERY_S``): one write for the labels of half a second, where a
 write per label was a third of the annotators' write transactions on SQLite's one write lock.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 import queue as stdqueue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +45,15 @@ class Snapshot:
     version: int
 
 
+def generations(checkpoints: Sequence[CheckpointMeta], base: CheckpointMeta) -> tuple[int, ...]:
+    """Per consolidation up to ``base`` (the live model's checkpoint), oldest first, the record
+    entry its model predicted first: its label count less one (entry j was predicted by a model
+    that had learned j + 1)."""
+    counts = sorted({int(c.info.get("n_train", 0)) for c in checkpoints
+                     if c.id <= base.id and int(c.info.get("n_train", 0)) > 0})  # fmt: skip
+    return tuple(max(n - 1, 0) for n in counts or [int(base.info.get("n_train", 1))])
+
+
 class Recorder:
     """One project's prequential record, kept by a thread (``cwal-recorder``).
 
@@ -64,10 +74,10 @@ class Recorder:
         self.record = PrequentialRecord()
         self.error: Exception | None = None
         self._lock = threading.Lock()
-        self._keys: list[tuple[np.ndarray, np.ndarray]] = []
-        self._first: tuple[int | None, int | None] = (None, None)  # base id, its first entry
-        self._map: tuple[MarginMap, int | None] = (MarginMap(), None)  # the prior until reload
-        self._pending: list[tuple[PredictionRow, tuple[np.ndarray, np.ndarray]]] = []
+        self._keys: list[tuple[np.ndarray, np.ndarray, list[str]]] = []
+        self._first: tuple[int | None, tuple[int, ...]] = (None, ())  # base id, generations
+        self._map: tuple[MarginMap, tuple[int, ...]] = (MarginMap(), ())  # prior until reload
+        self._pending: list[tuple[PredictionRow, tuple[np.ndarray, np.ndarray, list[str]]]] = []
         self._unflushed = 0  # jobs taken whose task_done waits for their rows' write
         self.reload()
         self._jobs: stdqueue.Queue[object] = stdqueue.Queue()
@@ -101,8 +111,8 @@ class Recorder:
         predictions; a consolidation calls it)."""
         with self._lock:  # read and swapped while no label is being recorded
             self._log()  # the rows recorded so far are in the store's record first
-            record = [(np.asarray(k, float), np.asarray(c, bool))
-                      for k, c in self.store.calibration_keys(self.project_id)]  # fmt: skip
+            record = [(np.asarray(k, float), np.asarray(c, bool), list(t))
+                      for k, c, t in self.store.calibration_keys(self.project_id)]  # fmt: skip
             self._keys = record + [keys for _, keys in self._pending]  # unlogged: a failed write
             self._refit()
 
@@ -117,17 +127,14 @@ class Recorder:
             fitted = self._map[0]
         return fitted
 
-    def _consolidated(self) -> int | None:
-        """The record entry the first consolidation the live model descends from predicted first
-        (its label count less one: entry j was predicted by a model that had learned j + 1)."""
+    def _consolidated(self) -> tuple[int, ...]:
+        """The record entries the consolidations the live model descends from predicted first
+        (see :func:`generations`; none before the first consolidation)."""
         base = self._base()
         if base is None:
-            return None
+            return ()
         if self._first[0] != base.id:
-            counts = [int(c.info.get("n_train", 0)) for c in self.store.checkpoints(self.project_id)
-                      if c.id <= base.id and int(c.info.get("n_train", 0)) > 0]  # fmt: skip
-            first = min(counts, default=int(base.info.get("n_train", 1)))
-            self._first = (base.id, max(first - 1, 0))
+            self._first = (base.id, generations(self.store.checkpoints(self.project_id), base))
         return self._first[1]
 
     def _refit(self) -> None:
@@ -181,13 +188,14 @@ class Recorder:
         s_pc, s_fixed = self.record.tune()  # the ranking's noise scale, from the first labels
         if s_pc is not None and s_fixed is not None:
             self.on_tuned(s_pc, s_fixed)
-        shown = self.calibration(rec.margins)  # the map as it stood before this label
+        shown = self.calibration(rec.margins, rec.predicted)  # the map before this label
         keys = np.minimum(rec.margins, MAX_KEY)
         pred = PredictionRow(row.sentence_id, job.version, rec.predicted, shown.tolist(), "kd-pc",
                              float(shown.min()) if shown.size else None, row.user_id,
                              keys.tolist())  # fmt: skip
         with self._lock:  # pended and appended together: a reload logs the pending rows
             # first and reads them back, so it counts this label once, as a restart's fit does
-            self._pending.append((pred, (keys, rec.correct)))
-            self._keys.append((keys, rec.correct))
+            entry = (keys, rec.correct, list(rec.predicted))
+            self._pending.append((pred, entry))
+            self._keys.append(entry)
             self._refit()

@@ -38,12 +38,12 @@ def suggest(
     version: int,
     cold: bool,
     strategy: str,
-    calibrate: Callable[[np.ndarray], np.ndarray],
+    calibrate: Callable[[np.ndarray, list[str]], np.ndarray],
     score_one: Callable[[PoolSentence], tuple[list[str], np.ndarray, int]],
 ) -> Suggestion:
     """The suggestion of ``s`` from the ranking ``scored``: its prediction and Delta margins, or,
     for a sentence the ranking did not score, ``score_one(s)`` (tags, margins, version) by the
-    current model; ``calibrate`` maps margins to confidences. ``version``: the live model's when
+    current model; ``calibrate`` maps margins and predicted tags to confidences. ``version``: the live model's when
     the request came (``scored`` is at most ``max_staleness`` behind it; a sentence scored on
     demand is at least as fresh). No prediction while the project is ``cold``."""
     pred = conf = least = None
@@ -53,7 +53,7 @@ def suggest(
             pred, margins = scored.predicted[s.id], scored.margins[s.id]
         else:
             pred, margins, scored_version = score_one(s)
-        conf, least = calibrate(margins).tolist(), least_confident(margins)
+        conf, least = calibrate(margins, pred).tolist(), least_confident(margins)
     return Suggestion(
         s.id, list(s.tokens), dict(s.columns), pred, conf, least, version, scored_version, strategy
     )

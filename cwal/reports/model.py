@@ -54,17 +54,17 @@ class ModelState:
     def trained(self) -> bool:
         return self.version > 0 and self.model is not None and bool(self.model.labels_)
 
-    def expected_accuracy(self, delta: np.ndarray) -> float:
-        """The accuracy the model expects on tokens with these Delta margins: their mean
-        calibrated confidence (the value annotators see shaded)."""
+    def expected_accuracy(self, delta: np.ndarray, predicted: Sequence[str]) -> float:
+        """The accuracy the model expects on tokens with these Delta margins and predicted
+        tags: their mean calibrated confidence (the value annotators see shaded)."""
         delta = np.asarray(delta, dtype=np.float64)
         if delta.size == 0:
             return float("nan")
-        return float(np.mean(self.calibration(delta)))
+        return float(np.mean(self.calibration(delta, predicted)))
 
-    def expected_interval(self, delta: np.ndarray) -> tuple[float, float]:
+    def expected_interval(self, delta: np.ndarray, predicted: Sequence[str]) -> tuple[float, float]:
         """A 95% interval of :meth:`expected_accuracy` over the calibration map's posterior."""
-        return self.calibration.interval(np.asarray(delta, dtype=np.float64))
+        return self.calibration.interval(np.asarray(delta, dtype=np.float64), predicted)
 
 
 def rebuild(
@@ -238,7 +238,9 @@ def token_frame(
             "delta": np.asarray(conf.margin, dtype=np.float64),
         }
     )
-    frame["confidence"] = state.calibration(frame["delta"].to_numpy())
+    frame["confidence"] = state.calibration(
+        frame["delta"].to_numpy(), frame["predicted"].to_numpy()
+    )
     if given is None:
         return frame
     index = {label: i for i, label in enumerate(model.labels_)}
@@ -302,8 +304,11 @@ def pool_estimate(
     sents = [x for x in sentences if len(x.tokens)]
     if not sents or not model.labels_:
         return {"pool_estimate": float("nan"), "pool_tokens": 0, "pool_sentences": len(sents)}
-    conf = estimate(model, model.encode(sents), "delta")
-    mapped = (calibration or MarginMap())(conf.margin)
+    enc = model.encode(sents)
+    conf = estimate(model, enc, "delta")
+    mapped = (calibration or MarginMap())(
+        conf.margin, _decode(model, conf.labels, enc.sent_offsets)
+    )
     return {
         "pool_estimate": float(np.mean(mapped)),
         "pool_tokens": int(conf.n_tokens),

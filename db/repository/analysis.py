@@ -217,12 +217,12 @@ class PoolView:
     def pool_estimate(self) -> float:
         """Mean calibrated confidence on the pool sample: the accuracy the model expects there
         (``ModelState.expected_accuracy``)."""
-        return self.state.expected_accuracy(self.pool["delta"].to_numpy())
+        return self.state.expected_accuracy(self.pool["delta"].to_numpy(), self.pool["predicted"])
 
     @property
     def pool_interval(self) -> tuple[float, float]:
         """A 95% interval of ``pool_estimate`` (the calibration map's uncertainty)."""
-        return self.state.expected_interval(self.pool["delta"].to_numpy())
+        return self.state.expected_interval(self.pool["delta"].to_numpy(), self.pool["predicted"])
 
     @property
     def calibration_labels(self) -> int:

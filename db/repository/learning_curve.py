@@ -98,5 +98,7 @@ def _checkpoint_point(engine: Engine, meta: CheckpointInfo, log: pd.DataFrame) -
         if pool and state.trained:
             enc = cache.encode(state.model, pool)
             frame = reports.token_frame(state, enc, pool, seed=meta.id)
-            row["pool_estimate"] = state.expected_accuracy(frame["delta"].to_numpy())
+            row["pool_estimate"] = state.expected_accuracy(
+                frame["delta"].to_numpy(), frame["predicted"].to_numpy()
+            )
     return row

@@ -188,9 +188,12 @@ def calibration_frame(engine: Engine, project_id: int, *, per_token: bool = Fals
     return pd.DataFrame(tokens, columns=[*names, "confidence", "predicted", "truth", "correct"])
 
 
-def calibration_keys(engine: Engine, project_id: int) -> list[tuple[list[float], list[bool]]]:
+def calibration_keys(
+    engine: Engine, project_id: int
+) -> list[tuple[list[float], list[bool], list[str]]]:
     """The prequential record, oldest first: each logged prediction with keys whose sentence has
-    a current label, as (its tokens' keys, whether each predicted tag equals that label)."""
+    a current label, as (its tokens' keys, whether each predicted tag equals that label, the
+    predicted tags)."""
     current = current_annotation_ids(project_id).subquery()
     query = (
         select(Prediction.keys, Prediction.tags, Annotation.tags)
@@ -202,7 +205,7 @@ def calibration_keys(engine: Engine, project_id: int) -> list[tuple[list[float],
     with read_transaction(engine) as conn:
         rows = conn.execute(query).all()
     return [
-        (list(keys), [p == t for p, t in zip(pred, truth, strict=False)])
+        (list(keys), [p == t for p, t in zip(pred, truth, strict=False)], list(pred))
         for keys, pred, truth in rows
         if len(keys) == len(pred) == len(truth)
     ]

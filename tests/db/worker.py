@@ -6,8 +6,10 @@ Modes (``url`` and ``schema`` name the test's database; schema ``-`` means none)
   then write one JSON line per event (lease / submit with ids and times) to ``out``.
 * ``import url schema project path marker``: import a file; after the first chunk is stored
   (inside the open transaction) touch ``marker`` and stall, waiting to be killed.
-* ``bigimport url schema project path marker``: import a file in full; touch ``marker`` after
-  the first chunk and write ``{"n": sentences, "t": end time}`` to ``marker.done`` at the end.
+* ``bigimport url schema project path marker [hold_at]``: import a file in full; touch
+  ``marker`` after the first chunk; with ``hold_at``, once that many sentences are staged wait
+  (between chunks, no transaction open) for ``marker.release`` before going on to publish; write
+  ``{"n": sentences, "t": end time}`` to ``marker.done`` at the end.
 * ``submit url schema sentence user marker``: submit one annotation, write its id to ``marker``,
   then stall, waiting to be killed.
 """
@@ -62,12 +64,19 @@ def stalled_import(url: str, schema: str, project: int, path: str, marker: Path)
     import_file(engine, project, path, progress=progress, chunk_size=200, batch_ms=0)
 
 
-def full_import(url: str, schema: str, project: int, path: str, marker: Path) -> None:
+def full_import(
+    url: str, schema: str, project: int, path: str, marker: Path, hold_at: int | None = None
+) -> None:
     engine = _engine(url, schema)
+    release = marker.with_suffix(".release")
 
     def progress(p: ImportProgress) -> None:
         if not marker.exists():
             marker.write_text(str(p.sentences))
+        if hold_at is not None and p.sentences >= hold_at:
+            deadline = time.monotonic() + 600  # (a test that died never releases us)
+            while not release.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
 
     result = import_file(engine, project, path, progress=progress)
     done = {"n": result.n_sentences, "t": time.time()}
@@ -92,8 +101,9 @@ def main(argv: list[str]) -> None:
         project, path, marker = rest
         stalled_import(url, schema, int(project), path, Path(marker))
     elif mode == "bigimport":
-        project, path, marker = rest
-        full_import(url, schema, int(project), path, Path(marker))
+        project, path, marker, *hold_at = rest
+        hold = int(hold_at[0]) if hold_at else None
+        full_import(url, schema, int(project), path, Path(marker), hold)
     elif mode == "submit":
         sentence, user, marker = rest
         submit_then_stall(url, schema, int(sentence), int(user), Path(marker))

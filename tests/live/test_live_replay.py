@@ -161,8 +161,9 @@ def test_one_calibrated_confidence_from_the_first_label(make_project) -> None:
     record = calibration_keys(p.engine, p.id)
     assert len(record) == 9  # every label but the first (the model knew nothing yet)
     frame = calibration_frame(p.engine, p.id)
-    for (_, correct), row in zip(record, frame.itertuples(), strict=True):
+    for (_, correct, tags), row in zip(record, frame.itertuples(), strict=True):
         assert correct == [a == b for a, b in zip(row.tags, row.truth, strict=True)]
+        assert tags == list(row.tags)  # the predicted tags: the map's entity term
     # consolidated after 7 labels: the entries from the one predicted by that model on get a
     # shift of their own (entry j was predicted by a model that had learned j + 1 labels)
     first = min(c.info["n_train"] for c in live.store.checkpoints(p.id))
@@ -172,13 +173,14 @@ def test_one_calibrated_confidence_from_the_first_label(make_project) -> None:
     assert fitted != MarginMap.fit(record)
     (sug,) = live.next(p.users["bob"])
     margin = estimate(live.model, [Sentence(sug.tokens, None, sug.columns)], "delta").margin
-    assert np.allclose(sug.confidence, fitted(margin))
+    assert np.allclose(sug.confidence, fitted(margin, sug.predicted))
     assert sug.least_confident == int(np.argmin(margin))
     state = current_reading(p.engine, p.id, [[]])[0]
     assert state.calibration == fitted
-    assert state.expected_accuracy(margin) == float(np.mean(fitted(margin)))
+    expected = float(np.mean(fitted(margin, sug.predicted)))
+    assert state.expected_accuracy(margin, sug.predicted) == expected
     assert reports.pool_estimate(live.model, [Sentence(sug.tokens)], fitted)["pool_estimate"] == (
-        pytest.approx(float(np.mean(fitted(margin))))
+        pytest.approx(expected)
     )
     live.close()
 

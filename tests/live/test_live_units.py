@@ -164,3 +164,17 @@ def test_settings_choose_the_strategy_and_knobs() -> None:
     assert LiveConfig.from_settings({"strategy": "min-conf-margin"}).strategy == "min-conf-margin"
     with pytest.raises(ValueError, match="not served live"):
         LiveConfig.from_settings({"strategy": "no-such-strategy"})
+
+
+def test_generations_are_the_first_entries_each_consolidation_predicted() -> None:
+    """Consolidations trained on 50, 100 and 150 labels; the live model was built on the second:
+    entries 49 and 99 (entry j was predicted by a model that had learned j + 1 labels) start its
+    two generations; the third (a later checkpoint) is not its ancestor, a checkpoint without a
+    label count (an import) is no generation."""
+    from cwal.live.recorder import generations
+
+    points = [CheckpointMeta(1, 10, {"n_train": 50}), CheckpointMeta(2, 20, {"n_train": 100}),
+              CheckpointMeta(3, 30, {"n_train": 150}), CheckpointMeta(4, 5, {})]  # fmt: skip
+    assert generations(points, points[1]) == (49, 99)
+    assert generations(points, points[0]) == (49,)
+    assert generations(points[3:], points[3]) == (0,)  # no count at all: from the start
