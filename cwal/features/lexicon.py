@@ -51,7 +51,9 @@ class Lexicon:
     def __init__(self, entries: dict[tuple[str, ...], dict[str, int]], types: Sequence[str]):
         self.types = list(types)
         self.entries = entries  # entry -> {type: bit mask of the folds it was labeled in}
-        self.firsts = {e[0] for e in entries}
+        self.firsts: dict[str, int] = {}  # first token -> the longest entry starting with it
+        for e in entries:
+            self.firsts[e[0]] = max(self.firsts.get(e[0], 0), len(e))
         self._folds: dict[int, int] = {}  # id(sentence) -> fold, for the training data only
 
     def __len__(self) -> int:
@@ -96,9 +98,10 @@ class Lexicon:
             fold = folds.get(id(s))
             other = ~(1 << fold) if fold is not None else -1
             for i, w in enumerate(toks):
-                if w not in firsts:
+                longest = firsts.get(w)
+                if longest is None:
                     continue
-                for length in range(1, min(MAX_LEN, len(toks) - i) + 1):
+                for length in range(1, min(longest, len(toks) - i) + 1):
                     found = entries.get(tuple(toks[i : i + length]))
                     if found is None:
                         continue
