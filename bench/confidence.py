@@ -8,8 +8,9 @@ probabilities): AP of retrieving the errors, errors among the first 5,000 ranked
 calibration RMSE (paper's bin centres), ECE and seconds. Peer: python-crfsuite's marginals on the
 same split and features. Then KD-PC's calibration RMSE against the lowest other methods' and
 crfsuite's (the paper's figure: it gates nothing, a constant 1.0 wins it), and the Brier score
-(a proper scoring rule) of KD-PC and of the live app's calibrated Delta (``MarginMap`` fitted on
-dev) minus crfsuite's, each with a 95% interval from a paired bootstrap over test sentences. Then the speed of
+(a proper scoring rule) of KD-PC (its vote share at the ECE-tuned s; and its draw margin at the
+AP-tuned s through an isotonic map fitted on dev) and of the live app's calibrated Delta
+(``MarginMap`` fitted on dev) minus crfsuite's, each with a 95% interval from a paired bootstrap over test sentences. Then the speed of
 KD-PC (K = 50, 1,000 Spanish sentences, one core) with its breakdown and the multiply-add floor.
 
     python bench/confidence.py [--quick] [--json PATH] [--tasks np esp ned] [--cache DIR]
@@ -37,7 +38,7 @@ from bench._confidence_tasks import (  # noqa: E402
     load_task,
     trained,
 )
-from cwal.confidence import estimate, tune  # noqa: E402
+from cwal.confidence import draw_signal, estimate, fit_map, tune  # noqa: E402
 from cwal.confidence.calibration import MarginMap  # noqa: E402
 from cwal.confidence.proba import has_proba  # noqa: E402
 from cwal.learners import LEARNERS as ALL_LEARNERS  # noqa: E402
@@ -112,6 +113,7 @@ def run_model(task, algo, model, dev, test, quick: bool, tuned: dict, kept: dict
         measure(f"{name} independent draws", method, best, antithetic=False)
         if method == "kd-pc":
             measure(f"{name} float64", method, best, dtype=np.float64)
+            rows.append(dev_mapped(task, algo, model, dev, enc, gold, best, kept))
     measure("Delta", "delta")
     # the live app's confidence: Delta through the calibration map, fitted here on dev
     dev_conf = estimate(model, model.encode(dev), "delta")
@@ -139,20 +141,40 @@ def run_model(task, algo, model, dev, test, quick: bool, tuned: dict, kept: dict
     return rows
 
 
+def dev_mapped(task, algo, model, dev, enc, gold, best, kept: dict) -> dict:
+    """KD-PC at the AP-tuned s and K, its draw margin through an isotonic map fitted on dev
+    (``cwal.confidence.fit_map``): a probability finer than the vote share's K + 1 levels."""
+    start = time.perf_counter()
+    fitted = fit_map(model, dev, "kd-pc", k=best.k, s=best.s)
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    conf = estimate(model, enc, "kd-pc", k=best.k, s=best.s, rank="draw-margin")
+    mapped = fitted(draw_signal(conf))
+    seconds = time.perf_counter() - start
+    ok = conf.labels == gold
+    row = {"task": task, "learner": algo, "method": DEV_MAP, "error_rate": 1 - ok.mean()}
+    row.update(measures(conf.rank_key(), ok, mapped), seconds=seconds, k=best.k, s=best.s)
+    row.update(ones=float(np.mean(mapped == 1.0)), fit_seconds=fit_seconds)
+    kept[(algo, DEV_MAP)] = (mapped, ok)
+    print(f"  {algo:4s} {DEV_MAP:28s} Brier {row['brier']:.4f}  ECE {row['ece']:.4f}", flush=True)
+    return row
+
+
 CALIBRATED = ("cw", "KD-PC [s by ece]")  # the KD-PC row the calibration target is about
 MAPPED = "Delta [calibration map]"  # Delta through cwal.confidence.calibration.MarginMap
+DEV_MAP = "KD-PC [draw margin, dev map]"  # KD-PC's draw margin through fit_map's isotonic map
 
 
 def brier_gaps(task: str, test, kept: dict, quick: bool) -> list[dict]:
-    """Brier score of KD-PC [s by ece] and of the calibration map (cw) minus crfsuite's
-    marginals', with a 95% interval of a paired bootstrap over test sentences (the Brier score
+    """Brier score of KD-PC [s by ece], of KD-PC's draw margin through a dev map and of Delta
+    through the calibration map (cw) minus crfsuite's marginals', with a 95% interval of a paired bootstrap over test sentences (the Brier score
     is a proper scoring rule: a constant confidence cannot win it, unlike the paper's RMSE)."""
     crf = kept.get(("crf", "crfsuite marginals"))
     if crf is None:
         return []
     lengths = [len(s) for s in test]
     out = []
-    for key in (CALIBRATED, ("cw", MAPPED)):
+    for key in (CALIBRATED, ("cw", DEV_MAP), ("cw", MAPPED)):
         if key not in kept:
             continue
         conf, ok = kept[key]

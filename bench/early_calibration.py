@@ -5,16 +5,17 @@ For the demo project and slices of esp (CoNLL-2002 Spanish NER), ned (Dutch NER)
 up front, as the new-project form stores it) is annotated by a simulated annotator who takes each
 sentence the live service serves (``ProjectSession.next``) and submits its gold tags.
 After 5, 10, 20, 50, 100, 200 and 500 labels (those the pool allows) the bench reads, on a sample
-of the unlabeled pool, the confidence annotators see (each token's Delta through the session's
-calibration map): token ECE (15 equal-mass bins) overall and over entity tokens (gold or predicted
-not O), Brier, mean confidence and accuracy; the dashboard's pool estimate (``analysis.pool_view``,
-as the page computes it) minus the accuracy measured on the same sentences; ECE and mean
+of the unlabeled pool, the confidence annotators see (each token's Delta and predicted tag through
+the session's calibration map): token ECE (15 equal-mass bins) overall and over entity tokens
+(gold or predicted not O), Brier, mean confidence and accuracy; the dashboard's pool estimate
+(``analysis.pool_view``, as the page computes it) minus the accuracy measured on the same
+sentences, the width of its 95% interval and whether it holds that accuracy; ECE and mean
 confidence minus accuracy of the map without its model-age term (the map before it, fitted as if
-every entry came from the current model);
-how many of the top 10 of the live ranking two draw seeds share (KD-PC, ``Strategy.rank``, on the
-queue's candidates); and the seconds the live queue took to rank its 1,000 candidates. Each seed
-shuffles the pool. ``--fit-prior`` instead prints the map fitted on the first ``--max-labels``
-labels of demo, ned and np (training files): the calibration prior's constants.
+every entry came from the current model); how many of the top 10 of the live ranking two draw
+seeds share (KD-PC, ``Strategy.rank``, on the queue's candidates); and the seconds the live queue
+took to rank its 1,000 candidates. Each seed shuffles the pool. ``--fit-prior`` instead prints
+the map fitted on the first ``--max-labels`` labels of demo, ned and np (training files): the
+calibration prior's constants.
 
     python bench/early_calibration.py [--quick] [--json PATH] [--seeds N]
                                       [--corpora demo esp ned np] [--max-labels N] [--pool N]
@@ -151,6 +152,7 @@ def measure(live: ProjectSession, engine, pid: int, gold: dict, seed: int) -> di
         tops.append({scored.candidates[i] for i in ranking.order[:10]})
     record = live.store.calibration_keys(pid)
     static = MarginMap.fit(record, aged=False)(delta, flat_pred)  # the map without its age term
+    measured, (low, high) = float(np.mean(hits)), view.pool_interval
     return {
         "ece": ece_equal_mass(conf, ok),
         "ece_no_age": ece_equal_mass(static, ok),
@@ -159,7 +161,9 @@ def measure(live: ProjectSession, engine, pid: int, gold: dict, seed: int) -> di
         "brier": brier_score(conf, ok),
         "confidence": float(conf.mean()),
         "accuracy": float(ok.mean()),
-        "gap": view.pool_estimate - float(np.mean(hits)),
+        "gap": view.pool_estimate - measured,
+        "interval": high - low,
+        "covered": int(low <= measured <= high),
         "top10": len(tops[0] & tops[1]),
         "rank_s": scored.seconds,
         "map_labels": live.calibration.labels,
@@ -215,6 +219,7 @@ def summary(rows: list[dict]) -> list[dict]:
         out.append({"corpus": key[0], "labels": key[1], "seeds": len(group),
                     "worst_ece": worst_ece, "worst_|gap|": worst_gap,
                     "min_top10": min(r["top10"] for r in group),
+                    "covered": f"{sum(r['covered'] for r in group)}/{len(group)}",
                     "median_rank_s": float(np.median([r["rank_s"] for r in group])),
                     "target": "-" if met is None else ("met" if met else "MISSED")})  # fmt: skip
     return out
@@ -269,7 +274,8 @@ def main() -> None:
             for seed in range(args.seeds):
                 rows += run(name, seed, args, Path(tmp))
     cols = ["corpus", "seed", "labels", "ece", "ece_entity", "brier", "confidence", "accuracy",
-            "gap", "ece_no_age", "gap_no_age", "top10", "s", "rank_s", "map_labels", "minutes"]  # fmt: skip
+            "gap", "interval", "covered", "ece_no_age", "gap_no_age", "top10", "s", "rank_s",
+            "map_labels", "minutes"]  # fmt: skip
     tables = {
         "Per seed and stage (confidence = Delta through the session's calibration map)":
             format_table(rows, cols),

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from cwal.confidence import search_scale, tune
+from cwal.confidence import draw_signal, estimate, fit_map, search_scale, tune
 from cwal.confidence._random import scaled_normals, stream
 from cwal.confidence.tuning import evaluate_point, gold_ids
 from cwal.io.sentence import Sentence
@@ -106,3 +106,28 @@ def test_tune_searches_the_softmax_scale():
     assert len(tuned.table) >= 3  # every grid scale was tried
     with pytest.raises(ValueError, match="maxent"):
         tune(model, dev, "maxent")
+
+
+def test_fit_map_turns_the_draw_margin_into_the_accuracy_seen_at_it():
+    """The map is the isotonic fit of dev correctness on the draw margin: non-decreasing in the
+    margin, its mean over dev equal to dev accuracy (pool-adjacent-violators keeps the mean), and
+    within each run of tokens sharing a mapped value, that value is their accuracy."""
+    model = make("cw", labels=["A", "B", "O"], template="chunk").fit(_corpus(150, 0), epochs=3)
+    dev = _corpus(80, 1)
+    fitted = fit_map(model, dev, "kd-pc", k=20, s=0.1, seed=3)
+    conf = estimate(model, model.encode(dev), "kd-pc", k=20, s=0.1, seed=3)
+    signal, ok = draw_signal(conf), conf.labels == gold_ids(model, dev)
+    mapped = fitted(signal)
+    assert 0.0 < ok.mean() < 1.0  # the synthetic noise leaves errors to find
+    assert mapped.mean() == pytest.approx(ok.mean(), abs=1e-9)
+    order = np.argsort(signal, kind="stable")
+    assert np.all(np.diff(mapped[order]) >= -1e-12)
+    for value in np.unique(mapped):
+        assert ok[mapped == value].mean() == pytest.approx(value, abs=1e-9)
+    # a different draw seed gives a different signal: the map is for the settings it was fit at
+    assert not np.array_equal(signal, draw_signal(estimate(model, model.encode(dev), "kd-pc",
+                                                           k=20, s=0.1, seed=4)))  # fmt: skip
+    with pytest.raises(ValueError, match="sampling"):
+        fit_map(model, dev, "delta")
+    with pytest.raises(ValueError, match="draw margin"):
+        draw_signal(estimate(model, model.encode(dev), "kd-pc", k=20, s=0.1, rank="votes"))

@@ -3,7 +3,8 @@ N-best soft-max (``nbest-softmax``) and, for ``maxent-l1``, its own probability 
 
 ``estimate(model, sentences, method, k=, s=, seed=)`` returns a :class:`Confidence` (predicted
 labels, confidence, label distribution and entropy of the draws, Delta margin, the draws' mean
-margin, and a ``rank_key`` that orders tokens least confident first without ties); ``tune`` picks s and K on held-out labeled sentences (docs/algorithms.md §3, §5).
+margin, and a ``rank_key`` that orders tokens least confident first without ties); ``tune`` picks s and K on held-out labeled sentences (docs/algorithms.md §3, §5) and
+``fit_map`` maps KD's draw margin to accuracy on them.
 """
 
 from cwal.confidence.core import (
@@ -17,7 +18,7 @@ from cwal.confidence.core import (
     estimate,
 )
 from cwal.confidence.result import Confidence, rank_key
-from cwal.confidence.tuning import CRITERIA, Tuned, search_scale, tune
+from cwal.confidence.tuning import CRITERIA, Tuned, draw_signal, fit_map, search_scale, tune
 
 __all__ = [
     "CRITERIA",
@@ -30,7 +31,9 @@ __all__ = [
     "RANKS",
     "Confidence",
     "Tuned",
+    "draw_signal",
     "estimate",
+    "fit_map",
     "rank_key",
     "search_scale",
     "tune",

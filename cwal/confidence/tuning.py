@@ -1,4 +1,5 @@
-"""Choosing KD's scale s (and K) on held-out labeled sentences, by AP or by calibration RMSE.
+"""Choosing KD's scale s (and K) on held-out labeled sentences, by AP or by calibration RMSE;
+and fitting a map from KD's draw margin to accuracy on them (``fit_map``).
 
 The paper tried ~20 values of s in [0.01, 1]; the right scale depends on the learner (its r or
 phi), the data and the training length, and here it often lies far below that range. So the
@@ -16,7 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cwal.confidence.calibration import CalibrationMap
 from cwal.confidence.core import DEFAULT_K, SAMPLING, estimate
+from cwal.confidence.result import Confidence
 from cwal.features import Encoded
 from cwal.io.sentence import Sentence
 from cwal.measures import (
@@ -181,3 +184,38 @@ def tune(
     table = pd.DataFrame(rows).sort_values(["k", "s"]).reset_index(drop=True)
     match = table[(table["s"] == s) & (table["k"] == k)].iloc[0]
     return Tuned(method, criterion, s, k, float(match[criterion]), interior, table)
+
+
+MARGIN_CAP = 1e6  # a token with one possible label has an unbounded margin: stored at this
+
+
+def draw_signal(conf: Confidence) -> np.ndarray:
+    """The continuous KD signal :func:`fit_map` calibrates: each token's mean over the K draws of
+    the signed max-marginal margin of its predicted label (``rank="draw-margin"``), finite."""
+    if conf.draw_margin is None:
+        raise ValueError("the estimate has no draw margin: use kd-pc or kd-fixed, rank draw-margin")
+    return np.clip(np.nan_to_num(conf.draw_margin, posinf=MARGIN_CAP), -MARGIN_CAP, MARGIN_CAP)
+
+
+def fit_map(
+    model: Any,
+    dev: Sequence[Sentence],
+    method: str = "kd-pc",
+    *,
+    k: int | None = None,
+    s: float | None = None,
+    seed: int = 0,
+    **estimate_kw: Any,
+) -> CalibrationMap:
+    """The isotonic map from KD's draw margin (:func:`draw_signal`) to the accuracy of labeled
+    ``dev`` tokens, at scale ``s`` and ``k`` draws (tune them first). ``map(draw_signal(conf))``
+    is then a probability for each token of an estimate made with the same settings: finer than
+    the vote share (K + 1 levels, most tokens at 1.0), ranked as ``rank_key`` ranks them."""
+    if method not in SAMPLING:
+        raise ValueError(f"fit_map needs a sampling method {SAMPLING}, got {method!r}")
+    dev = [x for x in dev if x.tags is not None and len(x) > 0]
+    if not dev:
+        raise ValueError("fitting a map needs at least one labeled, non-empty sentence")
+    conf = estimate(model, model.encode(dev), method, k=k, s=s, seed=seed, rank="draw-margin",
+                    **estimate_kw)  # fmt: skip
+    return CalibrationMap.fit(draw_signal(conf), conf.labels == gold_ids(model, dev))
