@@ -124,8 +124,6 @@ def run_train(args: argparse.Namespace) -> int:
     hand_back_large_blocks()  # a one-shot process: freed arrays go back to the system
     gc.disable()  # ... that makes few reference cycles: no collector passes over its millions
     # of objects (ned: 650 passes, 0.36 s CPU on a loaded machine; peak memory the same)
-    from cwal.learners.shards import fit_shards
-
     train = read_labeled(args.train, args.format, args.columns)
     dev = read_labeled(args.dev, args.format, args.columns) if args.dev else None
     template = args.features
@@ -154,6 +152,8 @@ def run_train(args: argparse.Namespace) -> int:
         args.epochs = choose_epochs(args, learner, template, params, train, extra)
     bar = EpochBar(args.epochs, enabled=not args.quiet)
     if args.shards > 1:
+        from cwal.learners.shards import fit_shards  # (loky and psutil only here)
+
         fit_shards(model, train, args.epochs, args.seed, args.shards, args.combine, dev, bar)
     elif dev is not None and "patience" in inspect.signature(model.fit).parameters:
         model.fit(train, epochs=args.epochs, seed=args.seed, dev=dev, progress=bar,

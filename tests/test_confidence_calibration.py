@@ -12,6 +12,7 @@ from sklearn.isotonic import IsotonicRegression
 from cwal.confidence.calibration import (
     CONSOLIDATED,
     PRIOR,
+    PRIOR_SD,
     CalibrationMap,
     MarginMap,
     isotonic,
@@ -212,29 +213,36 @@ def test_margin_map_fits_the_shift_of_predicted_entity_tags():
     assert float(np.mean(untagged(delta))) < truth - 0.05
 
 
-def test_the_interval_counts_sentences_not_tokens():
-    """A sentence's tokens are right or wrong together (a random effect per sentence, sd 1.5):
-    a record of 30 sentences of 40 tokens says less than 1,200 independent tokens would. Over 40
-    such records the 95% interval of the expected accuracy covers the population's accuracy in
-    at least 80% (sentences as clusters: 35 of 40; tokens as independent draws: about 16)."""
+def _clustered_record(rng, sentences: int) -> list:
+    """Sentences of 40 tokens whose rightness shares a random effect per sentence (sd 1.5)."""
+    out = []
+    for _ in range(sentences):
+        delta, shift = rng.exponential(0.3, 40), rng.normal(0.0, 1.5)
+        p = 1 / (1 + np.exp(-(1.0 + 3.0 * np.log1p(delta) + shift)))
+        out.append((delta, rng.random(40) < p))
+    return out
+
+
+@pytest.mark.parametrize(
+    "sentences, prior_sd, least",
+    [(30, PRIOR_SD, 32), (6, (10.0, 10.0, 1.0, 2.0), 35)],
+)  # fmt: skip
+def test_the_interval_counts_sentences_not_tokens(sentences, prior_sd, least):
+    """A sentence's tokens are right or wrong together: a record of 30 sentences of 40 tokens
+    says less than 1,200 independent tokens would. Over 40 such records the 95% interval of the
+    expected accuracy covers the population's accuracy in at least 32 (sentences as clusters:
+    39; tokens as independent draws: 19). From 6 sentences (a vague prior, so the record
+    decides) the cluster-robust interval needs Student t draws: 37 of 40 with them, 32 without."""
     rng = np.random.default_rng(5)
-
-    def record(sentences):
-        out = []
-        for _ in range(sentences):
-            delta, shift = rng.exponential(0.3, 40), rng.normal(0.0, 1.5)
-            p = 1 / (1 + np.exp(-(1.0 + 3.0 * np.log1p(delta) + shift)))
-            out.append((delta, rng.random(40) < p))
-        return out
-
-    population = record(4000)
+    population = _clustered_record(rng, 4000)
     truth = float(np.mean([ok.mean() for _, ok in population]))
     pool = np.concatenate([delta for delta, _ in population[:200]])
     covered = 0
     for _ in range(40):
-        lo, hi = MarginMap.fit(record(30), aged=False).interval(pool)
+        fitted = MarginMap.fit(_clustered_record(rng, sentences), aged=False, prior_sd=prior_sd)
+        lo, hi = fitted.interval(pool)
         covered += lo <= truth <= hi
-    assert covered >= 32
+    assert covered >= least
 
 
 def test_each_consolidation_shifts_the_map_by_a_step_of_its_own():
