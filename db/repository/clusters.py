@@ -6,7 +6,8 @@ The defined moment: an import that leaves the project's pool with enough text
 After the first annotation they never change (a later import keeps the old clusters, or none),
 so every process and every rebuild from the label log builds the same features. The
 ``pool_clusters`` setting turns them off (None: on for the ``ner`` template, off for ``chunk``,
-as measured by bench/live_clusters.py).
+as measured by bench/live_clusters.py); a change of it that turns them on or off bumps the
+``labels_revision``, so every process rebuilds its model from the log with the new features.
 """
 
 from __future__ import annotations
@@ -20,17 +21,10 @@ from sqlalchemy.exc import IntegrityError
 from cwal.features.clusters import MIN_TOKENS, WordClusters
 from db.engine import read_transaction, write_transaction
 from db.models import Annotation, ProjectClusters, utcnow
+from db.repository.projects import clusters_enabled
 from db.repository.sentences import iter_sentences
 
-DEFAULT_ON = frozenset({"ner"})  # templates whose live model uses pool clusters by default
-
-
-def clusters_enabled(settings: Mapping[str, Any]) -> bool:
-    """Whether the project's live model uses pool clusters (its ``pool_clusters`` setting)."""
-    chosen = settings.get("pool_clusters")
-    if chosen is None:
-        return settings.get("feature_template", "chunk") in DEFAULT_ON
-    return bool(chosen)
+__all__ = ["clusters_enabled", "learn_pool_clusters", "load_clusters"]
 
 
 def load_clusters(engine: Engine, project_id: int) -> WordClusters | None:

@@ -146,6 +146,16 @@ def list_projects(engine: Engine) -> list[ProjectInfo]:
     ]
 
 
+def clusters_enabled(settings: Mapping[str, Any]) -> bool:
+    """Whether the project's live model uses the word clusters of its pool (its
+    ``pool_clusters`` setting; None: on for the ``ner`` template, off for ``chunk``, as
+    bench/live_clusters.py measured; db.repository.clusters)."""
+    chosen = settings.get("pool_clusters")
+    if chosen is None:
+        return settings.get("feature_template", "chunk") == "ner"
+    return bool(chosen)
+
+
 def update_project_settings(
     engine: Engine, project_id: int, changes: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -158,5 +168,7 @@ def update_project_settings(
         if current is None:
             raise NotFoundError(f"no project with id {project_id}")
         merged = validate_settings({**current, **dict(changes)})
+        if clusters_enabled(merged) != clusters_enabled(current):  # other features: the
+            merged["labels_revision"] += 1  # checkpoints are set aside, every process rebuilds
         conn.execute(update(Project).where(Project.id == project_id).values(settings=merged))
     return merged

@@ -131,6 +131,26 @@ def test_defaults_by_template_and_the_setting(clustered, engine) -> None:
     assert learn_pool_clusters(engine, off.id, settings)  # turned on before the first label
     assert load_clusters(engine, off.id) is not None
     assert not learn_pool_clusters(engine, off.id, settings)  # once
+    assert settings["labels_revision"] == 1  # turned on: the checkpoints are set aside
+
+
+def test_turned_off_after_labels_the_model_is_rebuilt_without(clustered, engine) -> None:
+    p = clustered()
+    session = p.session()
+    done = annotate(session, p, "ann", 6)
+    session.sync()
+    assert session.model.features_.clusters is not None
+    store = SqlStore(engine)  # a checkpoint with the clusters, of the current revision
+    store.save_checkpoint(p.id, session.model.to_bytes(), done[-1][0], {"version": len(done)})
+    settings = update_project_settings(engine, p.id, {"pool_clusters": False})
+    assert settings["labels_revision"] == 1
+    again = p.session()
+    assert again.model.features_.clusters is None
+    reference = make("arow", labels=SETTINGS["tagset"], template="ner")
+    for _, sid in done:
+        s = get_sentence(engine, sid)
+        reference.learn_one(s.tokens, p.gold[sid], **s.columns)
+    assert_same_model(again.model, reference)
 
 
 def test_sessions_rebuild_and_pool_encoding_agree(clustered, engine, backend) -> None:
