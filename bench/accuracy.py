@@ -14,8 +14,9 @@ numba kernels are loaded before the clock starts.
                              [--dev] [--fold last|first|testa] [--set KEY=VALUE ...] [--limit N]
                              [--seeds N]
 
-``--quick``: np only, arow and cw, 3 epochs, the first 3,000 training sentences, crfsuite 30
-iterations. ``--dev`` scores on the last 10% of the training file instead of the test file and
+``--learners default`` runs each task with the learner ``python -m cwal train`` picks for its
+template (chunk: arow, ner: cw): the CLI defaults. ``--quick``: np only, arow and cw, 3 epochs,
+the first 3,000 training sentences, crfsuite 30 iterations. ``--dev`` scores on the last 10% of the training file instead of the test file and
 ``--set`` overrides learner parameters: that is how the defaults were tuned, e.g.
 ``python bench/accuracy.py --dev --tasks chunk --learners arow --no-crf --set encoding=raw``.
 ``--fold first`` holds out the first 10% instead (the second tuning fold of the defaults);
@@ -47,7 +48,7 @@ from cwal import corpora
 from cwal.features import FeatureIndex, get_template
 from cwal.learners import LEARNERS, make
 from cwal.learners._tags import TagCodec
-from cwal.learners.defaults import recommended
+from cwal.learners.defaults import default_learner, recommended
 from cwal.measures import chunk_f1
 
 LEARNER_ORDER = ["arow", "cw", "pa", "kbest-pa", "perceptron", "arow-kc", "cw-kc", "c-spv", "l-spv"]
@@ -192,6 +193,13 @@ def crf_worker(
     }  # fmt: skip
 
 
+def learners_for(task: str, names: list[str]) -> list[str]:
+    """``names`` with ``default`` replaced by the CLI's learner for ``task``'s template (each
+    learner once, in order)."""
+    default = default_learner(corpora.get_task(task).template)
+    return list(dict.fromkeys(default if n == "default" else n for n in names))
+
+
 def _setting(item: str) -> tuple[str, Any]:
     """``KEY=VALUE`` with a JSON value (number, true/false) or else a plain string."""
     key, _, value = item.partition("=")
@@ -286,7 +294,10 @@ def mean_curves(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = bench_parser(__doc__, tasks=list(corpora.TASKS))
-    parser.add_argument("--learners", nargs="+", choices=sorted(LEARNERS), default=LEARNER_ORDER)
+    parser.add_argument("--learners", nargs="+", choices=[*sorted(LEARNERS), "default"],
+                        default=LEARNER_ORDER,
+                        help="default: the CLI's learner of each task's template (chunk: arow, "
+                             "ner: cw)")  # fmt: skip
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--crf-iterations", type=int, default=100)
     parser.add_argument("--crf-bioes", nargs="*", default=["np"], metavar="TASK",
@@ -345,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
             jobs.append(["crf", task, str(args.crf_iterations), "bioes"])
         jobs += [
             ["learner", task, name, str(args.epochs), str(seed)]
-            for name in args.learners
+            for name in learners_for(task, args.learners)
             for seed in range(args.seeds)
         ]
         for job in jobs:

@@ -86,3 +86,22 @@ def test_per_type_averages_each_type_over_the_seeds_and_keeps_tasks_apart() -> N
     assert lines["esp", "cw"]["PER"] == pytest.approx(0.85)
     assert lines["esp", "cw"]["LOC"] == pytest.approx(0.65)
     assert lines["chunk", "arow"] == {"task": "chunk", "runner": "arow", "n": 1, "NP": 0.95}
+
+
+def test_the_testa_fold_trains_on_everything_and_scores_the_official_dev_file(
+    monkeypatch, tmp_path
+) -> None:
+    corpus = list(range(95))
+    monkeypatch.setattr(accuracy.corpora, "load", lambda task, part, data_dir=None: corpus)
+    (tmp_path / "conll2002").mkdir()
+    (tmp_path / "conll2002" / "ned.testa").write_text("Jan B-PER\nwoont O\n\nHier O\n")
+    train, held = accuracy.splits("ned", True, str(tmp_path), None, "testa")
+    assert train == corpus and [s.tokens for s in held] == [["Jan", "woont"], ["Hier"]]
+    with pytest.raises(SystemExit):
+        accuracy.splits("chunk", True, str(tmp_path), None, "testa")  # CoNLL-2000 has none
+
+
+def test_default_learners_are_the_clis_per_template() -> None:
+    assert accuracy.learners_for("ned", ["default"]) == ["cw"]
+    assert accuracy.learners_for("chunk", ["default", "cw", "arow"]) == ["arow", "cw"]
+    assert accuracy.learners_for("np", ["pa"]) == ["pa"]

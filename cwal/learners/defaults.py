@@ -70,6 +70,12 @@ Findings (mean dev F1 over the two folds, 10 epochs):
   esp / ned): clusters at -2..+2 0.7733 / 0.7935 (vs 0.7775 / 0.7919), bigrams at the 16, 64
   and 256 levels 0.7724 / 0.7890, the word's own cluster only 0.7727 / 0.7946; an average of
   the weights of 3 training orders (ned testa 0.7951 vs 0.7926 mean of the three alone).
+  Lexicon variants against the default (10 folds, tokens as written, whole entries; testa /
+  last fold, 2 orders, esp and ned): 10 folds 0.7782 / 0.7921, 0.7956 / 0.7618; 5 folds 0.7757
+  / 0.7891, 0.7969 / 0.7560; 20 folds 0.7764 / 0.7923, 0.7950 / 0.7579; lowercased matching
+  0.7763 / 0.7908, 0.7961 / 0.7591; also each word of an entry alone (``lxw-T``: the word was
+  inside a span of type T in another fold) 0.7741 / 0.7937, 0.7974 / 0.7647 (esp -0.13 on the
+  mean of the two, ned +0.24: left out). CW k = 3 with the lexicon (testa): 0.7747, 0.7954.
 """
 
 from __future__ import annotations

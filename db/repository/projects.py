@@ -37,6 +37,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "columns": None,  # CoNLL column roles for imports; None: the reader's default
     "consolidation_interval": 50,  # annotations between two full retrainings
     "lease_ttl_seconds": 900,
+    "pool_clusters": None,  # word clusters of the pool text as features; None: by template
 }
 
 
@@ -77,6 +78,8 @@ def validate_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidValueError("setting 'labels_revision' must be an integer >= 0")
     if merged["columns"] is not None and not _is_str_list(merged["columns"]):
         raise InvalidValueError("setting 'columns' must be null or a list of column roles")
+    if merged["pool_clusters"] not in (None, True, False):
+        raise InvalidValueError("setting 'pool_clusters' must be null, true or false")
     interval = merged["consolidation_interval"]
     if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
         raise InvalidValueError("setting 'consolidation_interval' must be an integer >= 1")
