@@ -213,3 +213,14 @@ def test_checkpoint_with_other_clusters_is_rebuilt_from_the_log(clustered, engin
     again = p.session()
     assert any("other word clusters" in w for w in again.warnings)
     assert_same_model(again.model, session.model)
+
+
+def test_demo_project_stays_without_clusters(engine) -> None:
+    """The demo pool (4,336 tokens) is under clusters.MIN_TOKENS: its live model is unchanged."""
+    from db.service.projects import install_demo
+
+    pid = install_demo(engine)
+    n = sum(len(s.tokens) for s in list_sentences(engine, pid, "pool"))
+    assert n < cl.MIN_TOKENS
+    assert load_clusters(engine, pid) is None
+    assert SqlStore(engine).clusters(pid, {"feature_template": "ner"}) is None
