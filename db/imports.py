@@ -51,6 +51,7 @@ from db.import_pacing import (
 from db.models import utcnow
 from db.repeats import Repeats
 from db.repository.base import InvalidValueError, StoreError, require_user
+from db.repository.clusters import learn_pool_clusters
 from db.repository.log_writes import add_imported_annotations
 from db.repository.projects import project_settings
 from db.repository.sentences import (
@@ -258,6 +259,8 @@ def _run(
         _discard(engine, staged)
         raise
     refresh_statistics(engine)
+    if split == "pool":  # the moment a project's clusters are learned (db.repository.clusters)
+        learn_pool_clusters(engine, project_id, settings)
     return results
 
 

@@ -327,6 +327,23 @@ class Checkpoint(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
+class ProjectClusters(Base):
+    """A project's word clusters, learned once from its pool text (``db.repository.clusters``):
+    the words, their cluster at each level, the levels' sizes, as JSON (never a pickle)."""
+
+    __tablename__ = "project_clusters"
+
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    sizes: Mapped[list] = mapped_column(JSONText())
+    words: Mapped[list] = mapped_column(JSONText())
+    ids: Mapped[list] = mapped_column(JSONText())
+    n_sentences: Mapped[int] = mapped_column(Integer)
+    n_tokens: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class Prediction(Base):
     """What a model predicted for a sentence when it was served: behind calibration charts."""
 

@@ -18,6 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from cwal import reports
 from cwal.confidence.calibration import MarginMap
+from cwal.features.clusters import WordClusters
 from cwal.live import (
     CheckpointMeta,
     LogRow,
@@ -82,6 +83,12 @@ class SqlStore:
         settings = repo.get_project(self.engine, project_id).settings
         self._revision[project_id] = int(settings.get("labels_revision", 0))
         return settings
+
+    def clusters(self, project_id: int, settings: dict[str, Any]) -> WordClusters | None:
+        """The project's pool word clusters when its settings use them (db.repository.clusters)."""
+        if not repo.clusters_enabled(settings):
+            return None
+        return repo.load_clusters(self.engine, project_id)
 
     def labels_revision(self, project_id: int) -> int:
         if project_id not in self._revision:
@@ -222,4 +229,6 @@ def standalone_model(engine: Engine, project_id: int) -> reports.ModelState:
     tail = store.log_after(project_id, base.last_annotation_id if base is not None else 0)
     generations = consolidations(store.checkpoints(project_id), base) if base else ()
     calibration = MarginMap.fit(store.calibration_keys(project_id), consolidated=generations)
-    return reports.rebuild(store.settings(project_id), base, state, tail, calibration)
+    settings = store.settings(project_id)
+    clusters = store.clusters(project_id, settings)
+    return reports.rebuild(settings, base, state, tail, calibration, clusters=clusters)

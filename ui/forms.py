@@ -44,6 +44,9 @@ def strategy_names(current: str | None = None) -> list[str]:
     return names
 
 
+CLUSTER_CHOICES = {None: "by features (ner: on)", True: "on", False: "off"}
+
+
 def settings_inputs(
     defaults: dict[str, Any] | None = None, with_scheme: bool = True
 ) -> dict[str, Any]:
@@ -67,6 +70,15 @@ def settings_inputs(
     }
     if with_scheme:
         chosen["scheme"] = cols[0].selectbox("Tag scheme", SCHEMES, index=SCHEMES.index(scheme))
+    clusters = d.get("pool_clusters")
+    chosen["pool_clusters"] = cols[1].selectbox(
+        "Word clusters of the pool",
+        list(CLUSTER_CHOICES),
+        index=list(CLUSTER_CHOICES).index(clusters if clusters in CLUSTER_CHOICES else None),
+        format_func=CLUSTER_CHOICES.get,
+        help="Features learned from the pool's text once, when the first file with enough "
+        "text (20,000 tokens) is added before any label; changing this rebuilds the model.",
+    )
     return chosen
 
 

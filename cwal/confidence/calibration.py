@@ -176,8 +176,8 @@ def _map_fit(
     if groups is None:
         return w, inverse
     _, cluster = np.unique(groups, return_inverse=True)
-    scores = np.zeros((int(cluster.max()) + 1 if cluster.size else 0, X.shape[1]))
-    np.add.at(scores, cluster, X * (y - p)[:, None])
+    residual = y - p
+    scores = np.column_stack([np.bincount(cluster, weights=col * residual) for col in X.T])
     g = scores.shape[0]  # clusters; g / (g - 1): the usual small-sample correction (CR1)
     scale = g / (g - 1) if g > 1 else 1.0
     return w, inverse @ (scale * scores.T @ scores + precision) @ inverse
@@ -262,8 +262,8 @@ class MarginMap:
                        0, prior[2], prior[3] if tagged else 0.0, empty)  # fmt: skip
         keys = np.concatenate([k for k, _, _, _ in items])
         y = np.concatenate([c for _, c, _, _ in items])
-        age = np.concatenate([np.full(len(k), np.log1p(m)) for k, _, _, m in items])
-        age = age - np.log1p(labels + 1) if aged else np.zeros_like(age)  # 0: the current model
+        m = np.repeat([m for _, _, _, m in items], [len(k) for k, _, _, _ in items])  # per token
+        age = np.log1p(m) - np.log1p(labels + 1) if aged else np.zeros(m.size)  # 0: the current
         mean, sd = list(prior[:3]), list(prior_sd[:3])
         columns = [age]
         if tagged:
@@ -271,8 +271,7 @@ class MarginMap:
             mean.append(prior[3])
             sd.append(prior_sd[3])
         for g, start in enumerate(starts):  # 1 for entries generation g or later predicted
-            columns.append(np.concatenate([np.full(len(k), float(m - 1 >= start))
-                                           for k, _, _, m in items]))  # fmt: skip
+            columns.append((m - 1 >= start).astype(np.float64))
             mean.append((GENERATION_STEP if g else CONSOLIDATED)[0])
             sd.append((GENERATION_STEP if g else CONSOLIDATED)[1])
         # a token with one possible label (infinite Delta: a model that has seen only O) says
@@ -280,9 +279,8 @@ class MarginMap:
         informative = np.isfinite(keys) & (keys < UNBOUNDED)
         x, y = _features(keys[informative]), y[informative]
         X = np.column_stack([np.ones_like(x), x, *(col[informative] for col in columns)])
-        entry = np.concatenate([np.full(len(k), m) for k, _, _, m in items])[informative]
         w, cov = _map_fit(X, y, np.asarray(mean, float), np.asarray(sd, float), iterations,
-                          entry)  # fmt: skip
+                          m[informative])  # fmt: skip
         # the current model's (a, b, c, e): its intercept is a + d + every later step
         T = np.eye(len(w))[: 3 + tagged]
         T[0, len(w) - len(starts) :] = 1.0

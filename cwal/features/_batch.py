@@ -60,10 +60,34 @@ def _factorize(values: list) -> tuple[np.ndarray, list]:
     return np.asarray(codes, dtype=np.int32), list(ids)
 
 
-def _codes(key: np.ndarray) -> np.ndarray:
+def _codes(key: np.ndarray, radix: int | None = None) -> np.ndarray:
     """Integer code of every key, the distinct keys numbered in order of first appearance (what
-    ``pandas.factorize`` returns; a compiled open-addressing hash table, as fast)."""
-    return _factorize_kernel(np.ascontiguousarray(key, dtype=np.int64))
+    ``pandas.factorize`` returns). Keys known to lie in ``[0, radix)`` with ``radix`` small next
+    to their number go through a table indexed by the key itself (one slot a key, in cache: a
+    word field has tens of thousands of values); others through a compiled open-addressing hash
+    table (twice as many slots as keys)."""
+    key = np.ascontiguousarray(key, dtype=np.int64)
+    if radix is not None and radix <= max(_DIRECT_MIN, 2 * len(key)):
+        return _direct_kernel(key, radix)
+    return _factorize_kernel(key)
+
+
+_DIRECT_MIN = 1 << 16
+
+
+@numba.njit(cache=True, nogil=True)
+def _direct_kernel(key, radix):
+    table = np.full(radix, -1, np.int32)
+    codes = np.empty(key.shape[0], np.int64)
+    m = 0
+    for i in range(key.shape[0]):
+        c = table[key[i]]
+        if c < 0:
+            c = m
+            table[key[i]] = m
+            m += 1
+        codes[i] = c
+    return codes
 
 
 @numba.njit(cache=True, nogil=True)
@@ -186,11 +210,11 @@ def _slot(
     key, radix = cols[0][0].astype(np.int64), len(cols[0][1])
     for ids, strings in cols[1:]:
         if radix * len(strings) >= _KEY_LIMIT:
-            key = _codes(key)
+            key = _codes(key, radix)
             radix = int(key.max()) + 1
         key = key * len(strings) + ids
         radix *= len(strings)
-    codes = _codes(key).astype(np.int32)
+    codes = _codes(key, radix).astype(np.int32)
     first = _first_seen(codes)
     kept = None
     if min_count > 1 and (len(deps) == 1 or not any(batch.has_bar(d) for d in deps)):
@@ -227,7 +251,7 @@ def encode_batch(
     n_a, n_b = len(spec.words), len(pos_slots)
     if spec.bag is not None:  # variant: the word's entry, first in its sentence or not
         variant = batch.word_at(0) * 2 + (batch.pos_in > 0)
-        v_codes = _codes(variant)
+        v_codes = _codes(variant, 2 * len(batch.entries))
         v_first = _first_seen(v_codes)
         bags = [batch.entries[v // 2][spec.bag[v % 2]] for v in variant[v_first].tolist()]
         bag_len = np.fromiter(map(len, bags), np.int64, len(bags))

@@ -25,23 +25,24 @@ _MIN_VAR = 1e-12
 
 @numba.njit(cache=True, nogil=True)
 def difference(feat_ids, tok_offsets, y, z, n_w, L):
-    """Sparse ``Phi(x, y) - Phi(x, z)`` as sorted unique flat indices and their non-zero values."""
+    """Sparse ``Phi(x, y) - Phi(x, z)`` as sorted unique flat indices and their non-zero values.
+
+    Every entry is +1 or -1 at one flat index; packed as ``2 * index + (1 if +1)`` they sort as
+    plain integers (one in-place sort, no index permutation), and the sum per index is exact in
+    any order (small integers)."""
     n = y.shape[0]
     cap = 2 * (n + 1)
     for p in range(n):
         if y[p] != z[p]:
             cap += 2 * (tok_offsets[p + 1] - tok_offsets[p])
-    idx = np.empty(cap, dtype=np.int64)
-    val = np.empty(cap)
+    keys = np.empty(cap, dtype=np.int64)
     k = 0
     for p in range(n):
         if y[p] != z[p]:
             for q in range(tok_offsets[p], tok_offsets[p + 1]):
                 f = np.int64(feat_ids[q])
-                idx[k] = f * L + y[p]
-                val[k] = 1.0
-                idx[k + 1] = f * L + z[p]
-                val[k + 1] = -1.0
+                keys[k] = (f * L + y[p]) * 2 + 1
+                keys[k + 1] = (f * L + z[p]) * 2
                 k += 2
     for p in range(n + 1 if n > 0 else 0):
         # transition p: (label at p - 1, or start) -> (label at p, or end)
@@ -54,22 +55,22 @@ def difference(feat_ids, tok_offsets, y, z, n_w, L):
             yj, zj = y[p], z[p]
         if yi == zi and yj == zj:
             continue
-        idx[k] = n_w + yi * L + yj
-        val[k] = 1.0
-        idx[k + 1] = n_w + zi * L + zj
-        val[k + 1] = -1.0
+        keys[k] = (n_w + yi * L + yj) * 2 + 1
+        keys[k + 1] = (n_w + zi * L + zj) * 2
         k += 2
-    order = np.argsort(idx[:k], kind="mergesort")
+    keys = keys[:k]
+    keys.sort()
     out_i = np.empty(k, dtype=np.int64)
     out_v = np.empty(k)
     m = 0
     for t in range(k):
-        j = idx[order[t]]
+        j = keys[t] >> 1
+        x = 1.0 if keys[t] & 1 else -1.0
         if m > 0 and out_i[m - 1] == j:
-            out_v[m - 1] += val[order[t]]
+            out_v[m - 1] += x
         else:
             out_i[m] = j
-            out_v[m] = val[order[t]]
+            out_v[m] = x
             m += 1
     keep = 0
     for t in range(m):

@@ -14,15 +14,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cwal.features import Encoded, get_template
+from cwal.features import Encoded, FeatureIndex
+from cwal.features.clusters import WordClusters
 from cwal.live.protocol import PoolSentence
 
 
 class PoolCache:
-    """Interned features of pool sentences plus the map onto one model's feature index."""
+    """Interned features of pool sentences plus the map onto one model's feature index; with
+    ``clusters``, the template's features include theirs (as the model's index does)."""
 
-    def __init__(self, template: str) -> None:
-        self._fn = get_template(template)
+    def __init__(self, template: str, clusters: WordClusters | None = None) -> None:
+        self._fn = FeatureIndex(template, clusters=clusters)._fn  # the model's own strings
+        self.clusters = clusters
         self._lock = threading.RLock()  # the scorer and request threads both add sentences
         self._vocab: dict[str, int] = {}
         self._strings: list[str] = []

@@ -13,30 +13,60 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cwal.errors import ModelFileError
+from cwal.features import FeatureIndex
+from cwal.features.clusters import WordClusters
 from cwal.learners import SequenceLearner, make
 from cwal.live.protocol import CheckpointMeta, LogRow, Store
 
 
 @dataclass(frozen=True)
 class LearnerSpec:
-    """How a project builds a fresh learner (from its settings)."""
+    """How a project builds a fresh learner (from its settings, and the word clusters learned
+    from its pool, which every fresh learner's features include: db.repository.clusters)."""
 
     name: str = "arow"
     params: dict[str, Any] = field(default_factory=dict)
     template: str = "chunk"
     labels: tuple[str, ...] = ()
+    clusters: WordClusters | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def from_settings(cls, settings: dict[str, Any]) -> LearnerSpec:
+    def from_settings(
+        cls, settings: dict[str, Any], clusters: WordClusters | None = None
+    ) -> LearnerSpec:
         return cls(
             settings.get("learner", "arow"),
             dict(settings.get("learner_params") or {}),
             settings.get("feature_template", "chunk"),
             tuple(settings.get("tagset") or ()),
+            clusters,
         )
 
     def fresh(self) -> SequenceLearner:
-        return make(self.name, labels=list(self.labels), template=self.template, **self.params)
+        model = make(self.name, labels=list(self.labels), template=self.template, **self.params)
+        if self.clusters is not None:
+            index = model.features_
+            model.features_ = FeatureIndex(
+                index.template,
+                clusters=self.clusters,
+                documents=index.documents,
+                lexicon=index.lexicon,
+            )
+        return model
+
+    def check(self, model: SequenceLearner, what: str) -> None:
+        """ModelFileError when ``model`` (a checkpoint) has other word clusters than this spec
+        (written before the project's ``pool_clusters`` setting changed): the log rebuilds it."""
+        if not same_clusters(getattr(model.features_, "clusters", None), self.clusters):
+            raise ModelFileError(f"{what} has other word clusters than the project")
+
+
+def same_clusters(a: WordClusters | None, b: WordClusters | None) -> bool:
+    """Whether two cluster maps give every word the same features."""
+    if a is None or b is None:
+        return a is b
+    return a is b or (a.sizes == b.sizes and a.words == b.words and (a.ids == b.ids).all())
 
 
 def valid_base(
@@ -111,6 +141,7 @@ def build(
             model = state
         else:
             model = SequenceLearner.from_bytes(state, f"checkpoint {base.id}")
+        spec.check(model, f"checkpoint {base.id}")
         info = base.info
         version = int(info.get("version", 0))
         s_pc = float(info.get("s_pc", defaults[0]))

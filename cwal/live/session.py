@@ -71,11 +71,14 @@ class ProjectSession:
         self.project_id = project_id
         settings = store.settings(project_id)
         self.config = config or LiveConfig.from_settings(settings, **overrides)
-        self.spec = LearnerSpec.from_settings(settings)
+        clusters = getattr(store, "clusters", None)  # pool word clusters (stores that keep them)
+        self.spec = LearnerSpec.from_settings(
+            settings, clusters(project_id, settings) if clusters is not None else None
+        )
         self._lock = threading.RLock()
         self.warnings: list[str] = []  # what went wrong but was recovered (a damaged checkpoint)
         self.live, self._base_state = self._build()
-        self.pool = PoolCache(self.spec.template)
+        self.pool = PoolCache(self.spec.template, self.spec.clusters)
         self.ranker = Ranker(store, project_id, self.config, self.pool, self._lock,
                              lambda: self.live, idle_gate)  # fmt: skip
         self.consolidations: list[dict[str, Any]] = []  # one entry per swap, oldest first

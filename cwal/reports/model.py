@@ -23,12 +23,13 @@ from cwal.confidence.calibration import MarginMap
 from cwal.confidence.rows import RowsModel
 from cwal.decode import emissions, max_marginals_batch, viterbi_batch
 from cwal.features import Encoded
+from cwal.features.clusters import WordClusters
 from cwal.io import Sentence, schemes
 from cwal.learners import SequenceLearner
 from cwal.live import CheckpointMeta, LiveConfig, LogRow, PoolSentence
 from cwal.live.pool import PoolCache
 from cwal.live.ranking import Reading
-from cwal.live.replay import LearnerSpec, build
+from cwal.live.replay import LearnerSpec, build, same_clusters
 from cwal.measures import chunk_f1
 
 TOKEN_COLUMNS = [
@@ -73,13 +74,15 @@ def rebuild(
     state: bytes | None,
     tail: Sequence[LogRow],
     calibration: MarginMap | None = None,
+    clusters: WordClusters | None = None,
 ) -> ModelState:
     """The live model built outside any live session (a one-shot process such as the CLI's
     ``predict``: the web app reads its sessions' model instead, ``reading_states``): ``base``
     (the newest valid checkpoint, with its ``state`` bytes) or an empty learner, then the
     label-log rows after it (``tail``, id order) replayed online; ``calibration`` the map fitted
-    on the project's prequential record (default: the prior)."""
-    spec = LearnerSpec.from_settings(dict(settings))
+    on the project's prequential record (default: the prior); ``clusters`` the project's pool
+    word clusters when it uses them (an empty learner's features)."""
+    spec = LearnerSpec.from_settings(dict(settings), clusters)
     config = LiveConfig.from_settings(dict(settings))
     live = build(
         None,  # type: ignore[arg-type]  # never read: base state, labeled and tail are given
@@ -153,10 +156,13 @@ def batch_encoding(state: ModelState) -> Encoded:
 
 class FeatureCache:
     """Template features of stored sentences, extracted once per process and re-mapped onto
-    any model's feature index (``cwal.live.pool.PoolCache``); one model at a time."""
+    any model's feature index (``cwal.live.pool.PoolCache``); one model at a time. With
+    ``clusters`` (the project's pool word clusters) the features include theirs; a model with
+    other clusters makes the cache extract again with the model's."""
 
-    def __init__(self, template: str) -> None:
-        self.pool = PoolCache(template)
+    def __init__(self, template: str, clusters: WordClusters | None = None) -> None:
+        self.template = template
+        self.pool = PoolCache(template, clusters)
         self._lock = threading.Lock()
 
     def add(
@@ -171,6 +177,11 @@ class FeatureCache:
 
     def encode(self, model: SequenceLearner, sentences: Sequence[PoolSentence]) -> Encoded:
         """The sentences in ``model``'s feature ids (unknown features dropped)."""
+        found = getattr(model.features_, "clusters", None)
+        if not same_clusters(found, self.pool.clusters):
+            with self._lock:
+                if not same_clusters(found, self.pool.clusters):
+                    self.pool = PoolCache(self.template, found)
         self.pool.add(s for s in sentences if s.id not in self.pool)
         with self._lock:
             self.pool.sync(model.features_)

@@ -32,6 +32,7 @@ from db.repository.checkpoints import (
     prune_checkpoints,
     save_checkpoint,
 )
+from db.repository.clusters import clusters_enabled, learn_pool_clusters, load_clusters
 from db.repository.guidelines import (
     FlagInfo,
     GuidelineVersion,
@@ -165,6 +166,9 @@ from db.repository.versions import (
 )
 
 __all__ = [
+    "clusters_enabled",
+    "learn_pool_clusters",
+    "load_clusters",
     "LiveAgreement",
     "OverlapChanges",
     "overlap_changes",

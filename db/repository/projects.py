@@ -37,6 +37,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "columns": None,  # CoNLL column roles for imports; None: the reader's default
     "consolidation_interval": 50,  # annotations between two full retrainings
     "lease_ttl_seconds": 900,
+    "pool_clusters": None,  # word clusters of the pool text as features; None: by template
 }
 
 
@@ -77,6 +78,8 @@ def validate_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidValueError("setting 'labels_revision' must be an integer >= 0")
     if merged["columns"] is not None and not _is_str_list(merged["columns"]):
         raise InvalidValueError("setting 'columns' must be null or a list of column roles")
+    if merged["pool_clusters"] not in (None, True, False):
+        raise InvalidValueError("setting 'pool_clusters' must be null, true or false")
     interval = merged["consolidation_interval"]
     if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
         raise InvalidValueError("setting 'consolidation_interval' must be an integer >= 1")
@@ -143,6 +146,16 @@ def list_projects(engine: Engine) -> list[ProjectInfo]:
     ]
 
 
+def clusters_enabled(settings: Mapping[str, Any]) -> bool:
+    """Whether the project's live model uses the word clusters of its pool (its
+    ``pool_clusters`` setting; None: on for the ``ner`` template, off for ``chunk``, as
+    bench/live_clusters.py measured; db.repository.clusters)."""
+    chosen = settings.get("pool_clusters")
+    if chosen is None:
+        return settings.get("feature_template", "chunk") == "ner"
+    return bool(chosen)
+
+
 def update_project_settings(
     engine: Engine, project_id: int, changes: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -155,5 +168,7 @@ def update_project_settings(
         if current is None:
             raise NotFoundError(f"no project with id {project_id}")
         merged = validate_settings({**current, **dict(changes)})
+        if clusters_enabled(merged) != clusters_enabled(current):  # other features: the
+            merged["labels_revision"] += 1  # checkpoints are set aside, every process rebuilds
         conn.execute(update(Project).where(Project.id == project_id).values(settings=merged))
     return merged

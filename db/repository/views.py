@@ -18,6 +18,7 @@ from sqlalchemy import Engine
 from cwal import reports
 from cwal.reports.memo import Foreground, Memo
 from db.repository.checkpoints import list_checkpoints
+from db.repository.clusters import clusters_enabled, load_clusters
 from db.repository.history import last_annotation_id
 from db.repository.projects import get_project
 
@@ -83,7 +84,13 @@ def model_key(engine: Engine, project_id: int) -> tuple:
 def feature_cache(engine: Engine, project_id: int, template: str) -> reports.FeatureCache:
     """The process's template features of the project's sentences (they never change)."""
     key = (project_key(engine, project_id)[:3], template)
-    return FEATURES.get(key, lambda: reports.FeatureCache(template))
+
+    def made() -> reports.FeatureCache:
+        settings = get_project(engine, project_id).settings
+        found = load_clusters(engine, project_id) if clusters_enabled(settings) else None
+        return reports.FeatureCache(template, found)  # another model's clusters: it follows
+
+    return FEATURES.get(key, made)
 
 
 def refreshing(engine: Engine, project_id: int) -> bool:

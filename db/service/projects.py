@@ -99,6 +99,7 @@ class Projects:
     ) -> dict[str, Any]:
         """Change a project's settings (validated by the store); the live session restarts."""
         settings = repo.update_project_settings(self.engine, project_id, changes)
+        repo.learn_pool_clusters(self.engine, project_id, settings)  # turned on before labels
         self.restart(project_id)
         return settings
 

@@ -35,6 +35,7 @@ TABLES = {
     "annotations",
     "leases",
     "checkpoints",
+    "project_clusters",
     "predictions",
     "simulation_runs",
     "curve_points",
