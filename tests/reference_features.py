@@ -100,3 +100,25 @@ def reference_ner(tokens: Sequence[str], columns: dict[str, Sequence[str]]) -> l
 
 
 REFERENCE = {"chunk": reference_chunk, "ner": reference_ner}
+
+
+def appended_ids(
+    own: Sequence[Sequence[str]], extra: Sequence[Sequence[str]]
+) -> tuple[list[list[int]], list[str]]:
+    """The ids an index gives each token's own strings followed by its extra strings, numbered by
+    first appearance over the batch with every token's own strings first; and the strings in id
+    order."""
+    ids: dict[str, int] = {}
+    for tok in [*own, *extra]:
+        for f in tok:
+            ids.setdefault(f, len(ids))
+    rows = [[ids[f] for f in [*a, *b]] for a, b in zip(own, extra, strict=True)]
+    return rows, list(ids)
+
+
+def encoded_rows(enc) -> list[list[int]]:
+    """An ``Encoded`` batch's feature ids, one list per token."""
+    return [
+        enc.feat_ids[enc.tok_offsets[p] : enc.tok_offsets[p + 1]].tolist()
+        for p in range(enc.n_tokens)
+    ]

@@ -9,6 +9,7 @@ import json
 import zipfile
 
 import numpy as np
+from reference_features import appended_ids, encoded_rows
 
 from cwal.features import FeatureIndex
 from cwal.features import documents as D
@@ -182,19 +183,9 @@ def test_encoding_appends_the_document_features_after_each_tokens_own() -> None:
         plain = FeatureIndex(template)
         own = [f for s in sents for f in plain.token_features(s)]
         extra = [t for doc in D.features(sents) for t in doc]
-        ids: dict[str, int] = {}
-        for tok in own:
-            for f in tok:
-                ids.setdefault(f, len(ids))
-        for tok in extra:
-            for f in tok:
-                ids.setdefault(f, len(ids))
-        want = [[ids[f] for f in a + b] for a, b in zip(own, extra, strict=True)]
-        got = [
-            enc.feat_ids[enc.tok_offsets[p] : enc.tok_offsets[p + 1]].tolist()
-            for p in range(enc.n_tokens)
-        ]
-        assert got == want and index.strings == list(ids)
+        want, strings = appended_ids(own, extra)
+        assert encoded_rows(enc) == want and index.strings == strings
+        ids = {f: i for i, f in enumerate(strings)}
         # frozen: strings the index lacks are dropped token by token, the rest keep their ids
         index.frozen = True
         other = [sent("Jones met Smith", 2), sent("jones and smith", 2)]

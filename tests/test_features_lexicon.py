@@ -9,6 +9,7 @@ import json
 import zipfile
 
 import numpy as np
+from reference_features import appended_ids, encoded_rows
 
 from cwal.features import FeatureIndex
 from cwal.features.lexicon import Lexicon
@@ -89,16 +90,8 @@ def test_encoding_appends_the_lexicon_features_after_each_tokens_own() -> None:
     plain = FeatureIndex("ner")
     own = [f for s in text for f in plain.token_features(s)]
     extra = [["lx-PER=B"], ["lx-PER=E"], [], [], [], [], ["lx-PER=B"], ["lx-PER=E"]]
-    ids: dict[str, int] = {}
-    for tok in [*own, *extra]:
-        for f in tok:
-            ids.setdefault(f, len(ids))
-    want = [[ids[f] for f in a + b] for a, b in zip(own, extra, strict=True)]
-    got = [
-        enc.feat_ids[enc.tok_offsets[p] : enc.tok_offsets[p + 1]].tolist()
-        for p in range(enc.n_tokens)
-    ]
-    assert got == want
+    want, _ = appended_ids(own, extra)
+    assert encoded_rows(enc) == want
     assert [f for s in text for f in index.token_features(s)] == [
         a + b for a, b in zip(own, extra, strict=True)
     ]
