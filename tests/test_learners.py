@@ -305,7 +305,7 @@ def test_version_6_files_store_the_working_types_and_version_5_files_still_load(
     meta["version"] = 5
     old = {k: v.astype(np.float64) if k in _persist.ARRAYS else v for k, v in parts.items()}
     old["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
-    for key in ("W", "SW"):  # float64 detail that float32 cannot hold
+    for key in ("W", "SW", "UW"):  # float64 detail that float32 cannot hold
         old[key] = old[key] * (1 + 1e-9)
     copy = make("arow").from_bytes(_npz(**old))
     for key in ("W_", "SW_", "UW_", "A_", "SA_", "UA_"):
@@ -317,8 +317,9 @@ def test_version_6_files_store_the_working_types_and_version_5_files_still_load(
 
 @pytest.mark.parametrize("name", ["arow", "cw", "c-spv"])
 def test_float32_mean_and_covariance_follow_the_float64_learner(name: str, monkeypatch) -> None:
-    """The default types (the features' mean and covariance in float32) give the float64
-    learner's state to float32 precision and its predictions, over several epochs of updates."""
+    """The default types (the features' mean, covariance and lazy-average sums in float32) give
+    the float64 learner's state to float32 precision and its predictions, over several epochs of
+    updates; the averaged weights (float64 from float32 sums) too."""
     from cwal.learners.base import SequenceLearner
 
     data, test = toy_corpus(60, 3), toy_corpus(30, 4)
@@ -327,11 +328,13 @@ def test_float32_mean_and_covariance_follow_the_float64_learner(name: str, monke
         SequenceLearner, "DTYPES", dict.fromkeys(SequenceLearner.DTYPES, np.float64)
     )
     wide = make(name).fit(data, epochs=3, seed=1)
-    assert narrow.SW_.dtype == np.float32 and wide.SW_.dtype == np.float64
+    assert narrow.SW_.dtype == narrow.UW_.dtype == np.float32 and wide.UW_.dtype == np.float64
     F = wide.n_features_
     np.testing.assert_allclose(narrow.SW_[:F], wide.SW_[:F], rtol=1e-5)
     np.testing.assert_allclose(narrow.W_[:F], wide.W_[:F], rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(narrow.averaged()[0], wide.averaged()[0], rtol=1e-4, atol=1e-6)
+    avg = narrow.averaged()[0]
+    assert avg.dtype == np.float64
+    np.testing.assert_allclose(avg, wide.averaged()[0], rtol=1e-4, atol=1e-6)
     assert narrow.predict(test) == wide.predict(test)
 
 

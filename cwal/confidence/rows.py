@@ -80,7 +80,8 @@ def take_rows(model, model_ids: np.ndarray) -> tuple[np.ndarray, ...]:
     ids = np.asarray(model_ids, dtype=np.int64)
     count = float(model.count_)
     if count > 0:
-        W = model.W_[ids] - model.UW_[ids] / count
+        W = np.multiply(model.UW_[ids], -1.0 / count, dtype=np.float64)  # as averaged()
+        W += model.W_[ids]
         A = model.A_ - model.UA_ / count
     else:
         W, A = model.W_[ids].copy(), model.A_.copy()

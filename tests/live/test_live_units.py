@@ -49,6 +49,7 @@ def test_row_snapshot_equals_the_full_averaged_model() -> None:
     W, A, SW, SA = kd.take_rows(model, ids)
     fullW, fullA = model.averaged()
     fullSW, fullSA = model.covariance()
+    assert model.UW_.dtype == np.float32 and W.dtype == np.float64  # float64 from float32 sums
     np.testing.assert_allclose(W, fullW[ids], rtol=0, atol=1e-15)
     np.testing.assert_allclose(A, fullA, rtol=0, atol=1e-15)
     np.testing.assert_array_equal(SW, fullSW[ids])
