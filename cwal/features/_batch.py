@@ -293,7 +293,10 @@ def encode_batch(
     batch.release()  # the per-offset id arrays are no longer needed
     feat = np.empty(int(tok_offsets[-1]), dtype=np.int32)
     at = 0
-    for j, (codes, first, strs, kept) in enumerate(slots):
+    del strings, where, order
+    for j in range(len(slots)):
+        codes, first, strs, kept = slots[j]
+        slots[j] = None  # each slot's per-token codes go once used (chunk: 34 MB at the peak)
         local = gid[at : at + len(strs)]
         at += len(strs)
         if kept is not None:
