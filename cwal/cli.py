@@ -180,15 +180,13 @@ def _start_numba_without_scipy() -> None:
     no kernel of ``cwal train`` uses BLAS: 15 MiB resident and 0.13 s CPU less (scipy.linalg,
     numpy.f2py, charset_normalizer). Later imports of scipy work as usual (``np.dot`` in a
     kernel compiled afterwards imports it then)."""
-    import numpy as np
-
-    from cwal.features._batch import _codes
+    from cwal.features._batch import first_compiled_call
 
     if "scipy.linalg" in sys.modules:
         return
     sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # its import raises ImportError
     try:
-        _codes(np.zeros(1, np.int64), 1)
+        first_compiled_call()
     finally:
         if "scipy.linalg" in sys.modules and sys.modules["scipy.linalg"] is None:
             del sys.modules["scipy.linalg"]

@@ -75,6 +75,13 @@ def _codes(key: np.ndarray, radix: int | None = None) -> np.ndarray:
 _DIRECT_MIN = 1 << 16
 
 
+def first_compiled_call() -> None:
+    """Run one tiny encoding kernel: loads numba's compiler context (and this kernel from the
+    on-disk cache) at a moment the caller chooses (``cwal train`` does it with scipy.linalg out of
+    reach)."""
+    _codes(np.zeros(1, np.int64), 1)
+
+
 @numba.njit(cache=True, nogil=True)
 def _direct_kernel(key, radix):
     table = np.full(radix, -1, np.int32)
