@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cwal.cli import guess_template, main
+from cwal.cli import compacted, guess_template, main
 from cwal.io import Sentence
 
 REPO = Path(__file__).resolve().parent.parent
@@ -93,6 +93,21 @@ def test_learner_columns_and_ner_guess(tmp_path: Path, capsys) -> None:
     assert "features: ner" in err and "epoch 2/2" in err and "saved" in out
     assert main(["evaluate", "--model", str(model), "--test", str(train)]) == 0
     assert "F1 1.0000" in capsys.readouterr().out
+
+
+def test_compacted_sentences_are_equal_fresh_copies_with_each_string_once() -> None:
+    text = "".join(["Ab", "c"])  # built at run time: not a shared constant
+    sents = [
+        Sentence([text, "x", text], ["B-NP", "I-NP", "O"], {"pos": ["NN", "NN", "DT"]},
+                 {"document": 2}, 7),
+        Sentence(["y", text], None, {"pos": None}),
+    ]  # fmt: skip
+    out = compacted(sents)
+    assert out == sents
+    a, b = out
+    assert a.tokens[0] is not text and a.tokens[0] is a.tokens[2] is b.tokens[1]
+    assert a.meta is not sents[0].meta and a.tags is not sents[0].tags
+    assert b.tags is None and b.columns == {"pos": None}
 
 
 def test_guess_template() -> None:

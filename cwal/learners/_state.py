@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cwal.features import FeatureIndex
+from cwal.features.encoded import release_heap
 
 
 class LearnerState:
@@ -55,6 +56,8 @@ class LearnerState:
         if n_features <= old:
             return
         rows = n_features if exact else max(n_features, 2 * old, 1024)
+        # the freed pages of the encoding before go back first (chunk: 4 MiB less at the start)
+        release_heap(rows - old)
         L = len(self.labels_)
         for name, fill in (("W_", 0.0), ("SW_", self.params["init_variance"]), ("UW_", 0.0)):
             arr = np.full((rows, L), fill, self.DTYPES[name[:-1]])
