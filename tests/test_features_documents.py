@@ -4,11 +4,8 @@ word's other occurrences against hand-worked documents, their merge into encoded
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
-
 import numpy as np
+from model_files import older_file
 from reference_features import appended_ids, encoded_rows
 
 from cwal.features import FeatureIndex
@@ -224,16 +221,9 @@ def test_a_version_4_model_file_still_loads() -> None:
     """A file of the previous format (no ``documents`` parameter) loads with document features
     off and predicts as before."""
     model = make("arow", template="ner").fit(_toy(5), epochs=2)
-    with zipfile.ZipFile(io.BytesIO(model.to_bytes())) as z:
-        parts = {n[:-4]: np.load(io.BytesIO(z.read(n))) for n in z.namelist()}
-    meta = json.loads(bytes(parts["meta"]))
+    data, meta = older_file(model.to_bytes(), 4, "documents")
     assert meta["version"] >= 5  # the current writer (format 6: float32 mean and covariance)
-    meta["version"] = 4
-    del meta["params"]["documents"]
-    parts["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
-    buf = io.BytesIO()
-    np.savez_compressed(buf, **parts)
-    old = type(model).from_bytes(buf.getvalue())
+    old = type(model).from_bytes(data)
     assert not old.features_.documents and old.params["documents"] is False
     assert old.predict(_toy(5)) == model.predict(_toy(5))
 

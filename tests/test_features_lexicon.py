@@ -4,11 +4,8 @@ parameter and model files with and without it."""
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
-
 import numpy as np
+from model_files import older_file
 from reference_features import appended_ids, encoded_rows
 
 from cwal.features import FeatureIndex
@@ -127,15 +124,8 @@ def test_a_version_6_model_file_still_loads() -> None:
     """A file of the previous format (no ``lexicon`` parameter, no lexicon arrays) loads with
     the lexicon off and predicts as before."""
     model = make("cw", template="ner").fit(_toy(20), epochs=2)
-    with zipfile.ZipFile(io.BytesIO(model.to_bytes())) as z:
-        parts = {n[:-4]: np.load(io.BytesIO(z.read(n))) for n in z.namelist()}
-    meta = json.loads(bytes(parts["meta"]))
+    data, meta = older_file(model.to_bytes(), 6, "lexicon")
     assert meta["version"] == 7
-    meta["version"] = 6
-    del meta["params"]["lexicon"]
-    parts["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
-    buf = io.BytesIO()
-    np.savez_compressed(buf, **parts)
-    old = type(model).from_bytes(buf.getvalue())
+    old = type(model).from_bytes(data)
     assert old.features_.lexicon is None and old.params["lexicon"] is False
     assert old.predict(_toy(5)) == model.predict(_toy(5))
