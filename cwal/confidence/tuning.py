@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cwal.confidence.calibration import CalibrationMap
+from cwal.confidence.calibration import UNBOUNDED, CalibrationMap
 from cwal.confidence.core import DEFAULT_K, SAMPLING, estimate
 from cwal.confidence.result import Confidence
 from cwal.features import Encoded
@@ -186,15 +186,12 @@ def tune(
     return Tuned(method, criterion, s, k, float(match[criterion]), interior, table)
 
 
-MARGIN_CAP = 1e6  # a token with one possible label has an unbounded margin: stored at this
-
-
 def draw_signal(conf: Confidence) -> np.ndarray:
     """The continuous KD signal :func:`fit_map` calibrates: each token's mean over the K draws of
     the signed max-marginal margin of its predicted label (``rank="draw-margin"``), finite."""
     if conf.draw_margin is None:
         raise ValueError("the estimate has no draw margin: use kd-pc or kd-fixed, rank draw-margin")
-    return np.clip(np.nan_to_num(conf.draw_margin, posinf=MARGIN_CAP), -MARGIN_CAP, MARGIN_CAP)
+    return np.clip(np.nan_to_num(conf.draw_margin, posinf=UNBOUNDED), -UNBOUNDED, UNBOUNDED)
 
 
 def fit_map(

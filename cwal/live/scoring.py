@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cwal.confidence import SAMPLING, estimate
+from cwal.confidence.calibration import UNBOUNDED
 from cwal.live import kd
 from cwal.live.queue import Scored
 from cwal.strategies import STRATEGIES, base_name, make_strategy
@@ -16,7 +17,7 @@ LIVE_BLOCK = 10
 """Sentences a diverse strategy keeps free of near-duplicates and neighbours at a time live."""
 
 
-MAX_KEY = 1e6
+MAX_KEY = UNBOUNDED
 """Delta is stored capped here (a token with one possible label has an infinite margin)."""
 
 
