@@ -294,13 +294,27 @@ class FeatureIndex:
         self.lexicon = lexicon
         self._fn = get_template(template)
         self._spec = _SPECS.get(self._fn)
-        self.clusters = clusters
-        if clusters is not None and self._spec is not None:
-            self._spec, self._fn = with_clusters(self._spec, self._fn, clusters)
+        self.clusters: WordClusters | None = None
         self._ids: dict[str, int] = {}
         self.frozen = False
+        if clusters is not None:
+            self.set_clusters(clusters)
         for s in strings:
             self._ids.setdefault(s, len(self._ids))
+
+    def set_clusters(self, clusters: WordClusters) -> None:
+        """Add word cluster features to the template of this still empty index (features are
+        numbered as they come: clusters added later would change what the ids mean)."""
+        if self._ids or self.clusters is not None:
+            raise ValueError("word clusters go on an empty index without clusters")
+        self.clusters = clusters
+        if self._spec is not None:
+            self._spec, self._fn = with_clusters(self._spec, self._fn, clusters)
+
+    @property
+    def template_fn(self) -> Template:
+        """The token template this index encodes with (word clusters included)."""
+        return self._fn
 
     def __len__(self) -> int:
         return len(self._ids)

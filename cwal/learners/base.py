@@ -239,7 +239,7 @@ class SequenceLearner(LearnerState):
         texts = [*(s.tokens for s in sentences), *unlabeled]
         found = clusters.learn(texts)
         if found is not None:
-            self.features_ = FeatureIndex(index.template, clusters=found, documents=index.documents)
+            index.set_clusters(found)
 
     def _learn_lexicon(self, sentences: Sequence[Sentence]) -> None:
         """With ``lexicon`` on and an empty index: the labeled spans of ``sentences`` as a

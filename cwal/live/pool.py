@@ -24,7 +24,7 @@ class PoolCache:
     ``clusters``, the template's features include theirs (as the model's index does)."""
 
     def __init__(self, template: str, clusters: WordClusters | None = None) -> None:
-        self._fn = FeatureIndex(template, clusters=clusters)._fn  # the model's own strings
+        self._fn = FeatureIndex(template, clusters=clusters).template_fn  # the model's strings
         self.clusters = clusters
         self._lock = threading.RLock()  # the scorer and request threads both add sentences
         self._vocab: dict[str, int] = {}

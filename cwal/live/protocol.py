@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from cwal.features.clusters import WordClusters
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,11 @@ class Store(Protocol):
 
     def settings(self, project_id: int) -> dict[str, Any]:
         """The project's settings (learner, strategy, consolidation interval, lease ttl, ...)."""
+        ...
+
+    def clusters(self, project_id: int, settings: dict[str, Any]) -> WordClusters | None:
+        """The word clusters of the project's pool when its ``settings`` use them (every fresh
+        learner's features include them); None otherwise."""
         ...
 
     def log_after(self, project_id: int, after_id: int) -> list[LogRow]:

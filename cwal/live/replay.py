@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cwal.errors import ModelFileError
-from cwal.features import FeatureIndex
 from cwal.features.clusters import WordClusters
 from cwal.learners import SequenceLearner, make
 from cwal.live.protocol import CheckpointMeta, LogRow, Store
@@ -46,13 +45,7 @@ class LearnerSpec:
     def fresh(self) -> SequenceLearner:
         model = make(self.name, labels=list(self.labels), template=self.template, **self.params)
         if self.clusters is not None:
-            index = model.features_
-            model.features_ = FeatureIndex(
-                index.template,
-                clusters=self.clusters,
-                documents=index.documents,
-                lexicon=index.lexicon,
-            )
+            model.features_.set_clusters(self.clusters)
         return model
 
     def check(self, model: SequenceLearner, what: str) -> None:

@@ -71,10 +71,7 @@ class ProjectSession:
         self.project_id = project_id
         settings = store.settings(project_id)
         self.config = config or LiveConfig.from_settings(settings, **overrides)
-        clusters = getattr(store, "clusters", None)  # pool word clusters (stores that keep them)
-        self.spec = LearnerSpec.from_settings(
-            settings, clusters(project_id, settings) if clusters is not None else None
-        )
+        self.spec = LearnerSpec.from_settings(settings, store.clusters(project_id, settings))
         self._lock = threading.RLock()
         self.warnings: list[str] = []  # what went wrong but was recovered (a damaged checkpoint)
         self.live, self._base_state = self._build()
