@@ -105,6 +105,14 @@ def test_keys_work_on_arrival_without_a_click(tmp_path: Path) -> None:
         assert page.evaluate(FOCUSED) is not None, "no focus after the back button"
         label_first_token_and_submit(page, s.engine, "LOC")
 
+        # 5. The sidebar link of the page already shown (where creating the lead account lands):
+        # the editor stays, so the focus would stay on the link and Enter would follow it.
+        page.get_by_role("link", name="Annotate").click()
+        page.wait_for_timeout(1000)  # the rerun the click started
+        harness.wait_ready(page)
+        assert page.evaluate(FOCUSED) is not None, "the link of the page shown kept the focus"
+        label_first_token_and_submit(page, s.engine, "MISC")
+
 
 def test_first_submits_on_a_fresh_install_are_saved_while_the_model_is_prepared(
     tmp_path: Path,

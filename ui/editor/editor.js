@@ -94,6 +94,15 @@ function takeFocus() {
   if (!typing) S.root.focus({ preventScroll: true });
 }
 
+// A click on the sidebar link of the page already shown reruns it without a new editor, and the
+// link keeps the focus: Enter would follow the link again instead of submitting. The editor
+// takes the focus back once the click is done (another page's link removes the editor anyway).
+function onNavClick(event) {
+  const link = event.target instanceof Element ? event.target.closest("a") : null;
+  if (!link || !link.closest('[data-testid="stSidebar"]')) return;
+  setTimeout(() => { if (S.root && S.root.isConnected) takeFocus(); }, 0);
+}
+
 function buildTokens() {
   const box = S.tokensBox;
   box.replaceChildren();
@@ -375,8 +384,11 @@ export default function (component) {
   S.onUp = () => { S.dragging = false; };
   document.addEventListener("keydown", S.onKey);
   window.addEventListener("mouseup", S.onUp);
+  document.removeEventListener("click", onNavClick);
+  document.addEventListener("click", onNavClick);
   return () => {
     document.removeEventListener("keydown", S.onKey);
     window.removeEventListener("mouseup", S.onUp);
+    document.removeEventListener("click", onNavClick);
   };
 }
